@@ -1,0 +1,152 @@
+"""The Slack app: slack-bolt `AsyncApp` listeners for mentions, DMs, `/ask` and feedback clicks.
+
+Rules from notes/slack.md: events are acknowledged at once (Bolt acks events itself; commands and clicks
+call ``ack()`` first) and the work runs off the event loop; every event id is claimed in SQLite before any
+side effect, so a Slack retry does nothing; bots are ignored; the reply goes in the thread; on any failure
+the user still gets a short message and the log gets the detail. Every ``action_id`` ever shipped keeps a
+handler, and handlers read everything from SQLite by the id the button carries, so buttons in old messages
+work after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import structlog
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.blocks import FEEDBACK_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
+from bot.replies import Responder
+from config import Settings
+from feedback import FeedbackStore, UnknownAnswer
+from knowledge import KnowledgeBase
+
+log = structlog.get_logger(__name__)
+
+_MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
+VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
+VOTE_UNCHANGED = "Your vote was already recorded."
+VOTE_UNKNOWN = "I no longer have a record of that answer, so the vote was not saved."
+
+
+def make_client(token: str, api_url: str | None = None) -> AsyncWebClient:
+    """A Web API client that retries HTTP 429 (honouring Retry-After) up to 3 times.
+
+    Args:
+        token: bot token (``xoxb-…``).
+        api_url: Web API base URL ending in "/api/"; None = Slack's. Tests pass the fake's URL.
+    """
+    client = AsyncWebClient(token=token, base_url=api_url or AsyncWebClient.BASE_URL)
+    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=3))
+    return client
+
+
+def build_app(
+    kb: KnowledgeBase,
+    store: FeedbackStore,
+    settings: Settings,
+    *,
+    client: AsyncWebClient,
+    signing_secret: str,
+    executor: ThreadPoolExecutor | None = None,
+) -> AsyncApp:
+    """Create the Bolt app with all listeners registered.
+
+    Args:
+        kb: answers questions (called in ``executor`` threads, never on the event loop).
+        store: feedback store (answers, votes, event ids).
+        settings: loaded config.
+        client: Web API client (see `make_client`).
+        signing_secret: verifies request signatures in HTTP mode (bad signature or stale timestamp → 401).
+        executor: thread pool for retrieval and SQLite; default 2 workers (one per core).
+    """
+    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=False)
+    responder = Responder(kb, store, settings, executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="minerva"))
+
+    @app.event("app_mention")
+    async def on_mention(event: dict, body: dict, client: AsyncWebClient) -> None:
+        if await _claimed_before(store, body, event):
+            return
+        await responder.answer_in_thread(client, event, question=_MENTION.sub("", event.get("text", "")), is_dm=False)
+
+    @app.event("message")
+    async def on_message(event: dict, body: dict, client: AsyncWebClient) -> None:
+        # Only direct messages: in channels the bot answers mentions (app_mention), never every message.
+        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+            return
+        if await _claimed_before(store, body, event):
+            return
+        await responder.answer_in_thread(client, event, question=_MENTION.sub("", event.get("text", "")), is_dm=True)
+
+    @app.command("/ask")
+    async def on_ask(ack, command: dict, respond) -> None:
+        await ack()
+        await responder.answer_command(command, respond)
+
+    async def on_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        await ack()
+        await _record_vote(store, responder.executor, client, body, action)
+
+    app.action(FEEDBACK_ACTION)(on_vote)
+    app.action(VOTE_UP_ACTION)(on_vote)
+    app.action(VOTE_DOWN_ACTION)(on_vote)
+
+    @app.event("app_home_opened")
+    async def on_home(event: dict, client: AsyncWebClient) -> None:
+        await responder.publish_home(client, event["user"])
+
+    @app.event({"type": re.compile(r"^(tokens_revoked|app_uninstalled)$")})
+    async def on_revoked(event: dict) -> None:
+        log.error("slack.access_revoked", event_type=event.get("type"))
+
+    @app.error
+    async def on_error(error: Exception, body: dict) -> None:
+        log.error("slack.listener_failed", error=repr(error), body_type=body.get("type"), exc_info=error)
+
+    return app
+
+
+async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool:
+    """True when this event (or this message, seen through another event type) was handled already.
+
+    The event id covers Slack retries; (channel, ts) covers one message arriving as both app_mention and
+    message.im (notes/slack.md).
+    """
+    if event.get("bot_id") or event.get("subtype") == "bot_message":
+        return True
+    keys = [f"event:{body.get('event_id')}"] if body.get("event_id") else []
+    keys.append(f"msg:{event.get('channel')}:{event.get('ts')}")
+    claims = await asyncio.to_thread(lambda: [store.claim_event(k) for k in keys])
+    if not all(claims):
+        log.info("slack.duplicate_ignored", keys=keys, retry=body.get("retry_num"))
+        return True
+    return False
+
+
+async def _record_vote(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
+    user = body.get("user", {}).get("id", "")
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    thread_ts = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("message_ts")
+    try:
+        value, answer_id = parse_vote_value(action.get("value", ""))
+        if action.get("action_id") == VOTE_UP_ACTION:
+            value = "up"
+        elif action.get("action_id") == VOTE_DOWN_ACTION:
+            value = "down"
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(executor, store.record_vote, answer_id, user, value)
+        text = VOTE_THANKS[value] if result.changed else VOTE_UNCHANGED
+        log.info("vote", answer_id=answer_id, user=user, value=value, changed=result.changed)
+    except (ValueError, UnknownAnswer) as exc:
+        log.warning("vote.rejected", reason=str(exc), value=action.get("value"))
+        text = VOTE_UNKNOWN
+    if channel and user:
+        try:
+            await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+        except SlackApiError as exc:
+            log.warning("vote.confirm_failed", error=exc.response.get("error"))

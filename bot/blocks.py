@@ -1,0 +1,145 @@
+"""Block Kit rendering of answers, within Slack's limits and safe against quoted mentions.
+
+Slack limits (notes/slack.md): 3,000 characters of text per section, 50 blocks per message, about 13,000
+characters in all. Quoted document text is escaped (``&``, ``<``, ``>``) so a page containing ``<!channel>``
+can never ping anyone; links are built by us from Markdown links after escaping. Text is cut on grapheme
+boundaries so an emoji, a flag or a Hangul syllable is never split.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from knowledge.types import Answer
+
+SECTION_LIMIT = 3000
+BLOCK_LIMIT = 50
+FALLBACK_LIMIT = 300
+#: action_id of the 👍/👎 element. Never rename a shipped action_id: old messages still carry it.
+FEEDBACK_ACTION = "minerva_feedback"
+#: Legacy two-button form (an ``actions`` block); kept handled so old messages keep working.
+VOTE_UP_ACTION = "minerva_vote_up"
+VOTE_DOWN_ACTION = "minerva_vote_down"
+
+_MD_LINK = regex.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
+_MD_HEADING = regex.compile(r"^#{1,6}\s+(.+?)\s*#*$", regex.M)
+
+
+def escape(text: str) -> str:
+    """Escape ``&``, ``<`` and ``>`` (Slack's control characters) in untrusted text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s)
+    links become ``<url|text>``. Nothing in the input can produce a mention or a special command."""
+    text = escape(markdown)
+    text = _MD_HEADING.sub(r"*\1*", text)
+    text = _MD_BOLD.sub(r"*\1*", text)
+    return _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)
+
+
+def split_graphemes(text: str, limit: int) -> list[str]:
+    """Cut ``text`` into pieces of at most ``limit`` characters, at line ends when possible, never inside a
+    grapheme cluster. Returns [] for empty text."""
+    pieces, rest = [], text
+    while rest:
+        if len(rest) <= limit:
+            pieces.append(rest)
+            break
+        clusters, size = [], 0
+        for g in regex.finditer(r"\X", rest):
+            if size + len(g.group()) > limit:
+                break
+            clusters.append(g.group())
+            size += len(g.group())
+        head = "".join(clusters)
+        newline = head.rfind("\n")
+        if newline > limit // 2:
+            head = head[: newline + 1]
+        pieces.append(head)
+        rest = rest[len(head):]
+    return [p for p in pieces if p.strip()]
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters on a grapheme boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    return split_graphemes(text, limit - 1)[0].rstrip() + "…"
+
+
+def section_blocks(mrkdwn: str) -> list[dict]:
+    """One or more ``section`` blocks carrying ``mrkdwn`` (already escaped), each <= 3,000 characters."""
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": piece}} for piece in split_graphemes(mrkdwn, SECTION_LIMIT)]
+
+
+def answer_blocks(answer: Answer) -> list[dict]:
+    """Blocks for an answer: quoted passages, a citation context per passage, and 👍/👎 buttons.
+
+    A refusal gets one section with the refusal sentence and no buttons.
+    """
+    if answer.refused:
+        return section_blocks(escape(answer.text))
+    blocks: list[dict] = []
+    if answer.low_confidence:
+        blocks.append(_context(":warning: *Low confidence*: this is the closest passage I found; please check the source."))
+    by_number = {c.number: c for c in answer.citations}
+    for text, number in zip(answer.quotes, answer.citation_numbers):
+        quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
+        blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
+        blocks.append(_context(_citation_line(by_number[number])))
+    blocks.append(feedback_block(answer.answer_id))
+    if len(blocks) > BLOCK_LIMIT:
+        blocks = blocks[: BLOCK_LIMIT - 2] + [_context("…more passages were cut to fit Slack's limits."), blocks[-1]]
+    return blocks
+
+
+def fallback_text(answer: Answer) -> str:
+    """Top-level ``text``: the notification and screen-reader fallback (<= 300 characters, escaped)."""
+    return escape(truncate(answer.text.replace("\n", " "), FALLBACK_LIMIT))
+
+
+def feedback_block(answer_id: str) -> dict:
+    """Slack's native 👍/👎 ``feedback_buttons`` in a ``context_actions`` block; values carry the answer id."""
+    return {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK_ACTION,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "👍"},
+                    "value": f"up:{answer_id}",
+                    "accessibility_label": "This answer was helpful",
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "👎"},
+                    "value": f"down:{answer_id}",
+                    "accessibility_label": "This answer was not helpful",
+                },
+            }
+        ],
+    }
+
+
+def parse_vote_value(value: str) -> tuple[str, str]:
+    """``"up:<answer_id>"`` → ("up", answer_id). Raises ValueError on anything else."""
+    vote, _, answer_id = (value or "").partition(":")
+    if vote not in ("up", "down") or not answer_id:
+        raise ValueError(f"not a vote value: {value!r}")
+    return vote, answer_id
+
+
+def _citation_line(citation) -> str:
+    title = escape(truncate(citation.title, 150))
+    link = f"<{citation.url}|{title}>" if citation.url.startswith(("http://", "https://")) else f"{title} ({escape(citation.url)})"
+    heading = f" › {escape(truncate(citation.heading, 150))}" if citation.heading else ""
+    days = citation.age_days()
+    age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
+    return truncate(f"[{citation.number}] {link}{heading} · updated {age}", SECTION_LIMIT)
+
+
+def _context(mrkdwn: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn}]}

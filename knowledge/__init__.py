@@ -1,0 +1,35 @@
+"""Minerva's knowledge side: sources → parse → chunk → embed → hybrid index → retrieve → answer.
+
+Public names are re-exported here; `bot/` and `jobs/` import from this module only.
+"""
+
+from knowledge.errors import (
+    DocumentInvalid,
+    IndexIncompatible,
+    IndexNotBuilt,
+    KnowledgeError,
+    QuestionInvalid,
+    SourceMissing,
+    SourceUnreadable,
+)
+from knowledge.retrieval import MODES, SearchFilter
+from knowledge.service import KnowledgeBase, validate_question
+from knowledge.types import Answer, Citation, Passage, SyncReport
+
+__all__ = [
+    "MODES",
+    "Answer",
+    "Citation",
+    "DocumentInvalid",
+    "IndexIncompatible",
+    "IndexNotBuilt",
+    "KnowledgeBase",
+    "KnowledgeError",
+    "Passage",
+    "QuestionInvalid",
+    "SearchFilter",
+    "SourceMissing",
+    "SourceUnreadable",
+    "SyncReport",
+    "validate_question",
+]

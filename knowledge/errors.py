@@ -1,0 +1,38 @@
+"""Errors raised by the knowledge package.
+
+    KnowledgeError
+    ├── SourceUnreadable      a file cannot be read as text (binary, not UTF-8, too large, I/O error)
+    ├── DocumentInvalid       a file was read but cannot be parsed (broken front matter, no text)
+    ├── SourceMissing         a configured source folder does not exist
+    ├── IndexNotBuilt         no complete index generation exists yet
+    ├── IndexIncompatible     the live index was built by another embedding model or format
+    └── QuestionInvalid       an empty or oversized question
+"""
+
+
+class KnowledgeError(Exception):
+    """Base class of every error the knowledge package raises on purpose."""
+
+
+class SourceUnreadable(KnowledgeError):
+    """A source file cannot be read as UTF-8 text; the sync skips it and reports the reason."""
+
+
+class DocumentInvalid(KnowledgeError):
+    """A source file was read but cannot be turned into a document; skipped with the reason."""
+
+
+class SourceMissing(KnowledgeError):
+    """A configured or given source folder does not exist or is not a folder."""
+
+
+class IndexNotBuilt(KnowledgeError):
+    """No complete index generation exists under MINERVA_HOME. Run `minerva ingest` first."""
+
+
+class IndexIncompatible(KnowledgeError):
+    """The live index was built with a different embedding model or index format than configured."""
+
+
+class QuestionInvalid(KnowledgeError):
+    """The question is empty or longer than `answer.max_question_chars`; the message says which."""

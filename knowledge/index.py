@@ -1,0 +1,237 @@
+"""Index generations on disk: hnswlib (cosine) + bm25s + chunk and document records, switched atomically.
+
+Layout under ``{home}/index/``::
+
+    CURRENT                      name of the live generation (replaced atomically with os.replace)
+    gen-20261130T081500-3f2a/    one complete generation
+        manifest.json            model, dim, format, chunker settings, counts, created_at
+        documents.json           one record per document (see knowledge.sync)
+        chunks.json              one record per chunk, row i = vector i = hnswlib label i = BM25 doc i
+        vectors.npy              float32 (n_chunks, dim), unit norm
+        dense.hnsw               hnswlib index, space "cosine"
+        bm25/                    bm25s.BM25.save() output
+    .building-*/                 a generation being written; never loaded, removed by the next build
+
+A generation is written completely under ``.building-*``, renamed, and only then named in CURRENT, so a
+crash at any point leaves the previous generation serving and a half-built one is never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import bm25s
+import hnswlib
+import numpy as np
+
+from config import RetrievalConfig
+from knowledge.errors import IndexIncompatible, IndexNotBuilt
+from knowledge.tokenize import tokenize
+
+#: Bumped when the on-disk layout changes; an index of another format is rebuilt, never misread.
+FORMAT_VERSION = 1
+#: Generations kept besides the live one (for a quick manual rollback).
+KEEP_OLD_GENERATIONS = 1
+
+
+@dataclass
+class LoadedIndex:
+    """A complete generation in memory.
+
+    Attributes:
+        name: generation folder name.
+        manifest: manifest.json contents.
+        documents: doc_id → document record.
+        chunks: chunk records; row i matches ``vectors[i]``, hnswlib label i and BM25 document i.
+        vectors: float32 (n_chunks, dim), unit norm.
+        dense: hnswlib index (cosine), or None when there are no chunks.
+        bm25: bm25s retriever, or None when there are no chunks.
+    """
+
+    name: str
+    manifest: dict
+    documents: dict[str, dict]
+    chunks: list[dict]
+    vectors: np.ndarray
+    dense: hnswlib.Index | None
+    bm25: bm25s.BM25 | None
+
+
+def index_root(home: Path) -> Path:
+    """The folder holding all generations: ``{home}/index``."""
+    return Path(home) / "index"
+
+
+def current_generation(home: Path) -> str | None:
+    """Name of the live generation, or None before the first successful build."""
+    pointer = index_root(home) / "CURRENT"
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return name or None
+
+
+def write_generation(
+    home: Path,
+    *,
+    model: str,
+    dim: int,
+    documents: dict[str, dict],
+    chunks: list[dict],
+    vectors: np.ndarray,
+    retrieval: RetrievalConfig,
+    extra_manifest: dict | None = None,
+    before_switch=None,
+) -> str:
+    """Build and publish a new generation; return its name.
+
+    Args:
+        home: MINERVA_HOME.
+        model: embedding model name recorded in the manifest.
+        dim: vector length.
+        documents: doc_id → record (JSON-serialisable).
+        chunks: chunk records aligned with ``vectors`` rows; each has ``embedding_text``.
+        vectors: float32 (len(chunks), dim), unit norm.
+        retrieval: hnswlib and BM25 parameters.
+        extra_manifest: more fields for manifest.json (e.g. chunker settings).
+        before_switch: optional callable(generation_dir) run after the generation is complete and before
+            CURRENT points at it; raising keeps the old generation live (used by tests and the A/B gate).
+
+    Raises:
+        OSError: disk errors; the live generation is untouched.
+    """
+    root = index_root(home)
+    root.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(root)
+    name = f"gen-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    building = root / f".building-{name}"
+    building.mkdir()
+    try:
+        _write_records(building, documents, chunks, vectors)
+        _write_dense(building / "dense.hnsw", vectors, retrieval)
+        _write_bm25(building / "bm25", chunks, retrieval)
+        manifest = {
+            "format": FORMAT_VERSION,
+            "name": name,
+            "model": model,
+            "dim": dim,
+            "n_chunks": len(chunks),
+            "n_documents": len(documents),
+            "created_at": datetime.now(timezone.utc).isoformat(),
+            "hnsw": {"M": retrieval.hnsw_m, "ef_construction": retrieval.hnsw_ef_construction},
+            "bm25": {"k1": retrieval.bm25_k1, "b": retrieval.bm25_b, "method": "lucene"},
+            **(extra_manifest or {}),
+        }
+        _write_json(building / "manifest.json", manifest)
+        final = root / name
+        os.replace(building, final)
+        if before_switch is not None:
+            before_switch(final)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    _switch_current(root, name)
+    _prune_old(root, keep={name, *_newest(root, KEEP_OLD_GENERATIONS + 1)})
+    return name
+
+
+def load_generation(home: Path, *, model: str | None = None, ef: int = 100) -> LoadedIndex:
+    """Load the live generation.
+
+    Args:
+        home: MINERVA_HOME.
+        model: when given, the embedding model the caller will query with.
+        ef: hnswlib query-time ef (recall/speed trade-off).
+
+    Raises:
+        IndexNotBuilt: no live generation (run `minerva ingest`).
+        IndexIncompatible: built with another model or format; re-run `minerva ingest` to rebuild.
+    """
+    name = current_generation(home)
+    if name is None:
+        raise IndexNotBuilt(f"no index under {index_root(home)} yet: run `minerva ingest` first")
+    folder = index_root(home) / name
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IndexNotBuilt(f"live generation {name} is unreadable ({exc}); run `minerva ingest` to rebuild") from exc
+    if manifest.get("format") != FORMAT_VERSION:
+        raise IndexIncompatible(f"index format {manifest.get('format')} != {FORMAT_VERSION}: run `minerva ingest`")
+    if model is not None and manifest["model"] != model:
+        raise IndexIncompatible(
+            f"the index was built with {manifest['model']!r} but the config asks for {model!r}; "
+            "run `minerva ingest` to re-embed with the configured model"
+        )
+    documents = {d["doc_id"]: d for d in json.loads((folder / "documents.json").read_text(encoding="utf-8"))}
+    chunks = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
+    vectors = np.load(folder / "vectors.npy")
+    dense = bm25 = None
+    if chunks:
+        dense = hnswlib.Index(space="cosine", dim=manifest["dim"])
+        dense.load_index(str(folder / "dense.hnsw"), max_elements=len(chunks))
+        dense.set_ef(max(ef, 10))
+        bm25 = bm25s.BM25.load(str(folder / "bm25"))
+    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25)
+
+
+def _write_records(folder: Path, documents: dict, chunks: list[dict], vectors: np.ndarray) -> None:
+    _write_json(folder / "documents.json", list(documents.values()))
+    _write_json(folder / "chunks.json", chunks)
+    np.save(folder / "vectors.npy", np.asarray(vectors, dtype=np.float32))
+
+
+def _write_dense(path: Path, vectors: np.ndarray, cfg: RetrievalConfig) -> None:
+    if len(vectors) == 0:
+        return
+    index = hnswlib.Index(space="cosine", dim=vectors.shape[1])
+    index.init_index(max_elements=len(vectors), M=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction)
+    index.add_items(vectors, np.arange(len(vectors)))
+    index.save_index(str(path))
+
+
+def _write_bm25(path: Path, chunks: list[dict], cfg: RetrievalConfig) -> None:
+    if not chunks:
+        return
+    retriever = bm25s.BM25(k1=cfg.bm25_k1, b=cfg.bm25_b, method="lucene")
+    retriever.index([tokenize(c["embedding_text"]) or [""] for c in chunks], show_progress=False)
+    retriever.save(str(path))
+
+
+def _write_json(path: Path, data) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _switch_current(root: Path, name: str) -> None:
+    tmp = root / f".CURRENT-{uuid.uuid4().hex[:8]}"
+    tmp.write_text(name, encoding="utf-8")
+    os.replace(tmp, root / "CURRENT")
+
+
+def _newest(root: Path, n: int) -> list[str]:
+    gens = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name.startswith("gen-"))
+    return gens[-n:]
+
+
+def _prune_old(root: Path, keep: set[str]) -> None:
+    live = current_generation(root.parent)
+    for path in root.iterdir():
+        if path.is_dir() and path.name.startswith("gen-") and path.name not in keep and path.name != live:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_leftovers(root: Path) -> None:
+    """Remove half-built generations left by a crash (they were never live)."""
+    for path in root.glob(".building-*"):
+        shutil.rmtree(path, ignore_errors=True)
+    for path in root.glob(".CURRENT-*"):
+        path.unlink(missing_ok=True)

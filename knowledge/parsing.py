@@ -1,0 +1,129 @@
+"""Turn a file's text into a document: front matter, title, and a Markdown body.
+
+Markdown front matter is read with python-frontmatter; Liquid/Jinja tags (``{% include %}``,
+``{{ site.x }}``) are stripped because they are template code, not knowledge. HTML is converted to
+Markdown with markdownify so the same heading-aware chunker handles every format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from pathlib import PurePosixPath
+
+import frontmatter
+import markdownify
+import yaml
+
+from knowledge.errors import DocumentInvalid
+
+# A `{% slack_channel "tock" %}` tag is the only place some handbook pages name a channel, so it becomes
+# "#tock" instead of disappearing (shared/eval/kb-dev/README.md, "Corpus traits").
+_SLACK_CHANNEL_TAG = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*-?%\}")
+_COMMENT_BLOCK = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}", re.S)
+_TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
+
+
+@dataclass
+class ParsedDocument:
+    """A parsed source file.
+
+    Attributes:
+        title: front matter ``title``, else the first heading, else the file name.
+        body: Markdown text without front matter and template tags (never empty).
+        metadata: front matter as a dict (values as YAML loaded them).
+        updated: ``updated``/``last_modified``/``date`` from front matter as UTC datetime, or None.
+        expires_at: ``expires_at`` from front matter as UTC datetime, or None.
+    """
+
+    title: str
+    body: str
+    metadata: dict = field(default_factory=dict)
+    updated: datetime | None = None
+    expires_at: datetime | None = None
+
+
+def parse_document(text: str, rel_path: str) -> ParsedDocument:
+    """Parse one file by its extension (.html/.htm → HTML, .txt → text, else Markdown).
+
+    Raises:
+        DocumentInvalid: front matter is not valid YAML or not a mapping, a front matter date cannot be
+            read, or there is no text left (e.g. a ``redirect_to`` stub).
+    """
+    suffix = PurePosixPath(rel_path).suffix.lower()
+    if suffix in (".html", ".htm"):
+        metadata, body = {}, _html_to_markdown(text)
+        title = _first(_HTML_TITLE.findall(text))
+    elif suffix == ".txt":
+        metadata, body, title = {}, text, ""
+    else:
+        metadata, body = _split_front_matter(text)
+        body = strip_template_tags(body)
+        title = str(metadata.get("title") or "")
+    body = body.strip()
+    if not body:
+        reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
+        raise DocumentInvalid(reason)
+    title = title.strip() or _first(_HEADING.findall(body)) or _title_from_path(rel_path)
+    return ParsedDocument(
+        title=title,
+        body=body,
+        metadata=metadata,
+        updated=_front_matter_time(metadata, ("updated", "last_modified", "date")),
+        expires_at=_front_matter_time(metadata, ("expires_at", "expires")),
+    )
+
+
+def strip_template_tags(text: str) -> str:
+    """Remove Liquid/Jinja tags; ``{% slack_channel "x" %}`` becomes ``#x``."""
+    text = _SLACK_CHANNEL_TAG.sub(lambda m: "#" + m.group(1), text)
+    text = _COMMENT_BLOCK.sub("", text)
+    return _TEMPLATE_TAG.sub("", text)
+
+
+def _split_front_matter(text: str) -> tuple[dict, str]:
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" near line {where.line + 2}" if where is not None else ""
+        raise DocumentInvalid(f"front matter is not valid YAML{line}: {getattr(exc, 'problem', exc)}") from exc
+    except (ValueError, TypeError, AttributeError) as exc:
+        # python-frontmatter raises these when the block is not a mapping (e.g. a YAML list or scalar)
+        raise DocumentInvalid(f"front matter must be a mapping of keys: {exc}") from exc
+    return dict(post.metadata), post.content
+
+
+def _html_to_markdown(html: str) -> str:
+    return markdownify.markdownify(html, heading_style="ATX", strip=["script", "style", "title"])
+
+
+def _front_matter_time(metadata: dict, keys: tuple[str, ...]) -> datetime | None:
+    for key in keys:
+        value = metadata.get(key)
+        if value in (None, ""):
+            continue
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        if isinstance(value, date):
+            return datetime.combine(value, time.min, tzinfo=timezone.utc)
+        try:
+            parsed = datetime.fromisoformat(str(value).strip())
+        except ValueError as exc:
+            raise DocumentInvalid(f"front matter {key!r} is not a date (YYYY-MM-DD): {value!r}") from exc
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return None
+
+
+def _title_from_path(rel_path: str) -> str:
+    stem = PurePosixPath(rel_path).stem
+    if stem in ("index", "_index", "README"):
+        stem = PurePosixPath(rel_path).parent.name or stem
+    return stem.replace("-", " ").replace("_", " ").strip().capitalize()
+
+
+def _first(items: list[str]) -> str:
+    return items[0].strip() if items else ""

@@ -1,0 +1,150 @@
+"""Hybrid retrieval over a loaded generation: hnswlib (dense) + bm25s (sparse), fused, filtered.
+
+Filters (DESIGN.md): collection, stage = active, not expired (checked at query time, so a page disappears
+the moment it expires without a re-index), and visibility. Every candidate gets the calibrated score of
+its exact cosine similarity, so scores are comparable across queries and modes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from config import Settings
+from knowledge.embedding import Embedder
+from knowledge.index import LoadedIndex
+from knowledge.scoring import calibrate, convex_fusion, reciprocal_rank_fusion
+from knowledge.tokenize import tokenize
+from knowledge.types import Passage
+
+MODES = ("hybrid", "dense", "bm25")
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Which chunks a search may return.
+
+    Attributes:
+        collections: allowed collection names; None = all.
+        allow_restricted: whether restricted collections may be used (DMs of allowed users only).
+        now: the time expiry is checked against (UTC); None = now.
+    """
+
+    collections: frozenset[str] | None = None
+    allow_restricted: bool = False
+    now: datetime | None = None
+
+
+class Retriever:
+    """Searches one loaded generation. Cheap to create; holds no state beyond the index."""
+
+    def __init__(self, index: LoadedIndex, embedder: Embedder, settings: Settings):
+        self.index = index
+        self.embedder = embedder
+        self.settings = settings
+
+    def search(
+        self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
+    ) -> list[list[Passage]]:
+        """Passages for each query, best first.
+
+        Args:
+            queries: question texts (non-empty strings).
+            top_k: passages per query (>= 1).
+            mode: "hybrid" (fusion of both), "dense" (cosine only) or "bm25" (BM25 only).
+            where: filters; None = every active, unexpired, public chunk.
+
+        Returns:
+            One list per query of at most ``top_k`` passages; ``score`` is the calibrated score in [0, 1].
+
+        Raises:
+            ValueError: unknown mode.
+        """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if not self.index.chunks or not queries:
+            return [[] for _ in queries]
+        allowed = self._allowed_rows(where or SearchFilter())
+        query_vectors = self.embedder.embed(queries, kind="query")
+        results = []
+        for query, qvec in zip(queries, query_vectors):
+            cosines = self.index.vectors @ qvec  # exact cosine for every chunk: (n_chunks,) in [-1, 1]
+            rows = self._rank(query, qvec, cosines, allowed, mode)[:top_k]
+            bm25 = self._bm25_scores(query, allowed) if rows else None
+            results.append([self._passage(r, float(cosines[r]), float(bm25[r])) for r in rows])
+        return results
+
+    def _rank(self, query: str, qvec: np.ndarray, cosines: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
+        n = self.settings.retrieval.candidates
+        dense = self._dense_top(qvec, allowed, n) if mode != "bm25" else []
+        sparse = self._bm25_top(query, allowed, n) if mode != "dense" else []
+        if mode == "dense":
+            return dense
+        if mode == "bm25":
+            return sparse
+        cfg = self.settings.retrieval
+        if cfg.fusion == "rrf":
+            fused = reciprocal_rank_fusion([dense, sparse], k=cfg.rrf_k)
+        else:
+            bm25 = self._bm25_scores(query, allowed)
+            fused = convex_fusion({i: float(cosines[i]) for i in dense}, {i: float(bm25[i]) for i in sparse},
+                                  cfg.dense_weight)
+        return sorted(fused, key=lambda i: (-fused[i], i))
+
+    def _dense_top(self, qvec: np.ndarray, allowed: np.ndarray, n: int) -> list[int]:
+        n = min(n, int(allowed.sum()))
+        if n == 0:
+            return []
+        everything = bool(allowed.all())
+        labels, _ = self.index.dense.knn_query(
+            qvec, k=n, filter=None if everything else (lambda label: bool(allowed[label]))
+        )
+        return [int(x) for x in labels[0]]
+
+    def _bm25_scores(self, query: str, allowed: np.ndarray) -> np.ndarray:
+        tokens = [t for t in tokenize(query) if t in self.index.bm25.vocab_dict]
+        if not tokens:
+            return np.zeros(len(self.index.chunks), dtype=np.float32)
+        return self.index.bm25.get_scores(tokens) * allowed
+
+    def _bm25_top(self, query: str, allowed: np.ndarray, n: int) -> list[int]:
+        scores = self._bm25_scores(query, allowed)
+        n = min(n, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        return [int(i) for i in sorted(top, key=lambda i: (-scores[i], i)) if scores[i] > 0]
+
+    def _allowed_rows(self, where: SearchFilter) -> np.ndarray:
+        """Boolean mask (n_chunks,) of chunks that pass the filters at query time."""
+        now = where.now or datetime.now(timezone.utc)
+        ok_docs = set()
+        for doc_id, doc in self.index.documents.items():
+            if doc.get("stage", "active") != "active":
+                continue
+            if where.collections is not None and doc["collection"] not in where.collections:
+                continue
+            if doc.get("visibility") == "restricted" and not where.allow_restricted:
+                continue
+            if doc.get("expires_at") and datetime.fromisoformat(doc["expires_at"]) <= now:
+                continue
+            ok_docs.add(doc_id)
+        return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))
+
+    def _passage(self, row: int, cosine: float, bm25: float) -> Passage:
+        chunk = self.index.chunks[row]
+        doc = self.index.documents[chunk["doc_id"]]
+        return Passage(
+            chunk_id=chunk["chunk_id"],
+            doc_id=chunk["doc_id"],
+            collection=doc["collection"],
+            title=doc["title"],
+            url=doc["url"],
+            heading_path=tuple(chunk["heading_path"]),
+            text=chunk["text"],
+            score=float(calibrate(cosine, self.settings.answer.calibration)),
+            dense_score=cosine,
+            bm25_score=bm25,
+            last_modified=datetime.fromisoformat(doc["last_modified"]),
+            visibility=doc.get("visibility", "public"),
+        )

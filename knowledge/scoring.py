@@ -1,0 +1,72 @@
+"""Scores that mean the same across queries, confidence bands, and rank fusion.
+
+The raw signal is the cosine similarity of question and chunk embeddings: unlike BM25 scores or per-query
+min-max values, it does not depend on the query's length or on the other candidates. A piecewise-linear
+calibration per embedding model (anchors in config, fitted by `knowledge.calibration`) maps it to [0, 1]
+so that the design's fixed bands apply: >= 0.6 high, 0.3–0.6 low, < 0.3 excluded (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from config import AnswerConfig, CalibrationConfig
+from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW
+
+
+def calibrate(cosine: np.ndarray | float, cfg: CalibrationConfig) -> np.ndarray:
+    """Map raw cosine similarity in [-1, 1] to a score in [0, 1] by the config's anchors (``numpy.interp``).
+
+    Values below the first anchor map to its score, above the last to the last score.
+    """
+    return np.clip(np.interp(cosine, cfg.raw, cfg.score), 0.0, 1.0)
+
+
+def band(score: float, cfg: AnswerConfig) -> str | None:
+    """``"high"`` (score >= cfg.high), ``"low"`` (cfg.low <= score < cfg.high) or None (excluded)."""
+    if score >= cfg.high:
+        return CONFIDENCE_HIGH
+    if score >= cfg.low:
+        return CONFIDENCE_LOW
+    return None
+
+
+def reciprocal_rank_fusion(rankings: list[list[int]], k: int = 60) -> dict[int, float]:
+    """Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): sum of 1 / (k + rank), rank from 1.
+
+    Args:
+        rankings: each a list of item ids, best first.
+        k: smoothing constant; 60 from the paper.
+
+    Returns:
+        item id → fused score (> 0); higher is better.
+    """
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def convex_fusion(dense: dict[int, float], sparse: dict[int, float], dense_weight: float) -> dict[int, float]:
+    """Convex combination of min-max-normalised scores: w·dense + (1 − w)·sparse (Bruch et al., 2023).
+
+    Normalisation is per query, so these values rank candidates but are never shown as confidence.
+
+    Args:
+        dense: item id → cosine similarity.
+        sparse: item id → BM25 score.
+        dense_weight: w in [0, 1].
+
+    Returns:
+        item id → fused value in [0, 1].
+    """
+    def normalise(scores: dict[int, float]) -> dict[int, float]:
+        if not scores:
+            return {}
+        lo, hi = min(scores.values()), max(scores.values())
+        span = hi - lo or 1.0
+        return {i: (s - lo) / span for i, s in scores.items()}
+
+    d, s = normalise(dense), normalise(sparse)
+    return {i: dense_weight * d.get(i, 0.0) + (1 - dense_weight) * s.get(i, 0.0) for i in set(d) | set(s)}

@@ -1,0 +1,118 @@
+"""`KnowledgeBase`: the one object the CLI and the bot use to sync, search and ask.
+
+It loads the embedding model once and the live index generation lazily, and reloads the generation when
+CURRENT names a new one (a sync in another process), so a running bot picks up new content without a
+restart and never sees a half-built generation.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import structlog
+
+from config import Settings, SourceConfig
+from knowledge.answering import compose_answer
+from knowledge.embedding import Embedder, load_embedder
+from knowledge.errors import QuestionInvalid
+from knowledge.index import LoadedIndex, current_generation, load_generation
+from knowledge.language import detect_language
+from knowledge.retrieval import Retriever, SearchFilter
+from knowledge.sync import sync
+from knowledge.types import Answer, Passage, SyncReport
+
+log = structlog.get_logger(__name__)
+
+#: Candidates retrieved per question before the confidence bands pick what to quote.
+ANSWER_CANDIDATES = 10
+
+
+class KnowledgeBase:
+    """Sync, search and ask over the index under ``home``.
+
+    Usage::
+
+        kb = KnowledgeBase(load_settings(), Path("var"))
+        kb.sync()
+        answer = kb.ask("how do I rotate an API key?")
+    """
+
+    def __init__(self, settings: Settings, home: Path, embedder: Embedder | None = None):
+        self.settings = settings
+        self.home = Path(home)
+        self._embedder = embedder
+        self._index: LoadedIndex | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The dense model, loaded on first use (a few seconds)."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = load_embedder(self.settings.embedding)
+            return self._embedder
+
+    def index(self) -> LoadedIndex:
+        """The live generation, reloaded when another one went live.
+
+        Raises:
+            IndexNotBuilt: nothing ingested yet.
+            IndexIncompatible: built by another embedding model.
+        """
+        live = current_generation(self.home)
+        with self._lock:
+            if self._index is None or self._index.name != live:
+                self._index = load_generation(
+                    self.home, model=self.settings.embedding.model, ef=self.settings.retrieval.hnsw_ef
+                )
+                log.info("index.loaded", generation=self._index.name, chunks=len(self._index.chunks))
+            return self._index
+
+    def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None) -> SyncReport:
+        """Incremental sync (see `knowledge.sync.sync`); the next question uses the new generation."""
+        return sync(self.settings, self.home, self.embedder, sources=sources, progress=progress,
+                    before_switch=before_switch)
+
+    def search(
+        self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
+    ) -> list[list[Passage]]:
+        """Raw passages with calibrated scores for several queries at once (see `Retriever.search`)."""
+        return Retriever(self.index(), self.embedder, self.settings).search(queries, top_k=top_k, mode=mode, where=where)
+
+    def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:
+        """Answer one question extractively, with citations, or refuse.
+
+        Args:
+            question: the question text; surrounding whitespace is ignored.
+            where: collection/visibility filters; None = public, active, unexpired content.
+
+        Returns:
+            The Answer (``latency_ms`` filled in).
+
+        Raises:
+            QuestionInvalid: empty, or longer than ``answer.max_question_chars`` (2,000 by default).
+            IndexNotBuilt: nothing ingested yet.
+        """
+        question = validate_question(question, self.settings.answer.max_question_chars)
+        started = time.perf_counter()
+        candidates = self.search([question], top_k=ANSWER_CANDIDATES, where=where)[0]
+        answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question))
+        answer.latency_ms = (time.perf_counter() - started) * 1000
+        log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
+                 latency_ms=round(answer.latency_ms, 1))
+        return answer
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    """The trimmed question, or QuestionInvalid with a message a user can act on."""
+    text = (question or "").strip()
+    if not text:
+        raise QuestionInvalid("The question is empty: ask something, e.g. `how do I reset my password?`")
+    if len(text) > max_chars:
+        raise QuestionInvalid(
+            f"The question is {len(text):,} characters long; the limit is {max_chars:,}. "
+            "Please ask a shorter question (paste long logs into a file instead)."
+        )
+    return text

@@ -1,0 +1,237 @@
+"""Incremental sync: bring the index in line with the sources, re-embedding only what changed.
+
+A document is re-read only when its file's modification time or size changed, and re-chunked only when
+its text changed (sha256) or the chunker settings changed. Its old chunks are dropped first; documents
+whose file is gone are pruned from both indexes (DESIGN.md "Staleness by change"). Unchanged chunks keep
+their vectors; new chunk texts go through the embedding cache, so unchanged text is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import structlog
+from filelock import FileLock
+
+from config import ChunkingConfig, Settings, SourceConfig
+from knowledge.chunking import chunk_document, embedding_text
+from knowledge.embedding import Embedder, EmbeddingCache
+from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
+from knowledge.index import LoadedIndex, load_generation, write_generation
+from knowledge.language import detect_language
+from knowledge.parsing import parse_document
+from knowledge.sources import SourceFile, list_folder, read_text
+from knowledge.types import SyncReport
+
+log = structlog.get_logger(__name__)
+
+
+def sync(
+    settings: Settings,
+    home: Path,
+    embedder: Embedder,
+    *,
+    sources: list[SourceConfig] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    before_switch: Callable[[Path], None] | None = None,
+) -> SyncReport:
+    """Sync sources into a new index generation (or do nothing when nothing changed).
+
+    Args:
+        settings: loaded config (chunking and retrieval settings are used).
+        home: MINERVA_HOME.
+        embedder: the dense model.
+        sources: the sources to sync; None means every configured source, and then documents of
+            collections no longer configured are pruned too. Given sources leave other collections as they are.
+        progress: called as ``progress(embedded_so_far, to_embed)`` while embedding.
+        before_switch: passed to `write_generation` (tests inject a crash there).
+
+    Returns:
+        What was added, changed, deleted, skipped (with reasons), and how many chunks were embedded.
+
+    Raises:
+        SourceMissing: a source given explicitly does not exist (a configured source that is missing is
+            reported as skipped and its documents are kept, so an unmounted share never empties the index).
+    """
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with FileLock(str(home / "sync.lock"), timeout=600):
+        previous = _load_previous(home, embedder.name)
+        report = SyncReport()
+        reconcile_all = sources is None
+        sources = settings.sources if sources is None else sources
+        chunker = _chunker_signature(settings.chunking)
+        documents, new_chunks, removed = {}, {}, set()
+        prev_docs = previous.documents if previous else {}
+        for source in sources:
+            try:
+                files, ignored = list_folder(source)
+            except SourceMissing as exc:
+                if not reconcile_all:
+                    raise
+                report.skipped.append((source.name, str(exc)))
+                documents.update({k: d for k, d in prev_docs.items() if d["collection"] == source.name})
+                continue
+            report.skipped.extend(ignored)
+            seen = set()
+            for file in files:
+                seen.add(file.doc_id)
+                _sync_file(file, source, settings, chunker, prev_docs.get(file.doc_id), documents, new_chunks, report)
+            removed |= {k for k, d in prev_docs.items() if d["collection"] == source.name and k not in seen}
+        synced = {s.name for s in sources}
+        for doc_id, doc in prev_docs.items():
+            if doc["collection"] not in synced and not reconcile_all:
+                documents[doc_id] = doc
+            elif doc["collection"] not in synced:
+                removed.add(doc_id)
+        report.deleted = sorted(removed)
+        report.unchanged = sum(1 for d in documents if d not in new_chunks)
+        if previous is not None and not (report.added or report.changed or report.deleted):
+            report.generation = previous.name
+            report.chunks_total = len(previous.chunks)
+            report.seconds = time.perf_counter() - started
+            log.info("sync.unchanged", generation=previous.name, documents=len(documents))
+            return report
+        chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, progress, report)
+        report.generation = write_generation(
+            home,
+            model=embedder.name,
+            dim=embedder.dim,
+            documents=documents,
+            chunks=chunks,
+            vectors=vectors,
+            retrieval=settings.retrieval,
+            extra_manifest={"chunker": chunker},
+            before_switch=before_switch,
+        )
+        report.chunks_total = len(chunks)
+        report.seconds = time.perf_counter() - started
+        log.info(
+            "sync.done",
+            generation=report.generation,
+            added=len(report.added),
+            changed=len(report.changed),
+            deleted=len(report.deleted),
+            skipped=len(report.skipped),
+            chunks_embedded=report.chunks_embedded,
+            seconds=round(report.seconds, 2),
+        )
+        return report
+
+
+def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_chunks, report) -> None:
+    """Decide one file: keep the old document, (re)build it, or skip it with a reason."""
+    if old and old["mtime"] == file.mtime.isoformat() and old["size"] == file.size and old["chunker"] == chunker:
+        documents[file.doc_id] = old
+        return
+    try:
+        text = read_text(file, settings.chunking.max_file_bytes)
+        file_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if old and old["file_hash"] == file_hash and old["chunker"] == chunker:
+            documents[file.doc_id] = {**old, "mtime": file.mtime.isoformat(), "size": file.size}
+            return
+        parsed = parse_document(text, file.rel_path)
+    except (SourceUnreadable, DocumentInvalid) as exc:
+        report.skipped.append((file.doc_id, str(exc)))
+        log.warning("sync.skipped", doc_id=file.doc_id, reason=str(exc))
+        if old:  # keep serving the last good version rather than losing the page
+            documents[file.doc_id] = old
+        return
+    doc = _document_record(file, source, parsed, file_hash, chunker)
+    chunks = chunk_document(parsed.title, parsed.body, settings.chunking)
+    documents[file.doc_id] = doc
+    new_chunks[file.doc_id] = [
+        {
+            "chunk_id": f"{file.doc_id}#{c.index}",
+            "doc_id": file.doc_id,
+            "index": c.index,
+            "heading_path": list(c.heading_path),
+            "text": c.text,
+            "embedding_text": embedding_text(parsed.title, c.heading_path, c.text),
+            "content_hash": c.content_hash,
+        }
+        for c in chunks
+    ]
+    doc["n_chunks"] = len(chunks)
+    (report.changed if old else report.added).append(file.doc_id)
+
+
+def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: str, chunker: str) -> dict:
+    now = datetime.now(timezone.utc)
+    last_modified = parsed.updated or file.mtime
+    expires_at = parsed.expires_at
+    if expires_at is None and source.ttl_days is not None:
+        expires_at = last_modified + timedelta(days=source.ttl_days)
+    meta = parsed.metadata
+    return {
+        "doc_id": file.doc_id,
+        "collection": source.name,
+        "rel_path": file.rel_path,
+        "path": str(file.abs_path),
+        "title": parsed.title,
+        "url": (source.url_base + file.rel_path) if source.url_base else str(file.abs_path),
+        "owner": str(meta.get("owner") or ""),
+        "last_modified": last_modified.isoformat(),
+        "indexed_at": now.isoformat(),
+        "expires_at": expires_at.isoformat() if expires_at else None,
+        "visibility": source.visibility,
+        "stage": "active",
+        "language": str(meta.get("lang") or detect_language(parsed.body)),
+        "mtime": file.mtime.isoformat(),
+        "size": file.size,
+        "file_hash": file_hash,
+        "chunker": chunker,
+    }
+
+
+def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, home, progress, report):
+    """Chunks of every kept document (old vectors reused) plus new chunks (embedded through the cache)."""
+    kept_rows = []
+    chunks = []
+    if previous is not None:
+        for row, chunk in enumerate(previous.chunks):
+            if chunk["doc_id"] in documents and chunk["doc_id"] not in new_chunks:
+                kept_rows.append(row)
+                chunks.append(chunk)
+    fresh = [c for doc_chunks in new_chunks.values() for c in doc_chunks]
+    cache = EmbeddingCache(home / "embeddings.sqlite")
+    try:
+        done = 0
+
+        def step(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, len(fresh))
+
+        fresh_vectors, report.chunks_embedded = cache.embed(
+            embedder, [c["content_hash"] for c in fresh], [c["embedding_text"] for c in fresh], progress=step
+        )
+    finally:
+        cache.close()
+    old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
+    vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors]) if len(fresh) else old_vectors
+    return chunks + fresh, np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
+
+
+def _load_previous(home: Path, model: str) -> LoadedIndex | None:
+    """The live generation, or None when there is none or it was built by another model (full re-embed)."""
+    try:
+        return load_generation(home, model=model)
+    except IndexNotBuilt:
+        return None
+    except IndexIncompatible as exc:
+        log.warning("sync.rebuild_all", reason=str(exc))
+        return None
+
+
+def _chunker_signature(cfg: ChunkingConfig) -> str:
+    """Chunker settings as a short string; a change re-chunks every document ("chunking drift")."""
+    return hashlib.sha256(repr(sorted(asdict(cfg).items())).encode()).hexdigest()[:12]

@@ -1,0 +1,153 @@
+"""Plain data objects that leave the knowledge package.
+
+Nothing here knows about Slack or SQLite: `bot/` renders these, `feedback/` stores their fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+#: Confidence bands (DESIGN.md "Retrieval and answers"): score >= high → cite it; low <= score < high →
+#: shown only when nothing better exists, marked low confidence; score < low → excluded.
+CONFIDENCE_HIGH = "high"
+CONFIDENCE_LOW = "low"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved chunk, with everything a citation needs.
+
+    Attributes:
+        chunk_id: stable id, ``"{doc_id}#{index}"``.
+        doc_id: stable document id, ``"{collection}:{relative path}"``.
+        collection: collection name from config.
+        title: document title (front matter ``title``, first heading, or file name).
+        url: link to the page, or its path when no link is configured.
+        heading_path: headings from the document root down to the chunk, e.g. ``("Leave", "Annual leave")``.
+        text: the chunk's original text (Markdown, Liquid tags stripped); never escaped for Slack.
+        score: calibrated relevance in [0, 1], comparable across queries (see `knowledge.scoring`).
+        dense_score: raw cosine similarity in [-1, 1] of question and chunk embeddings.
+        bm25_score: raw BM25 score (>= 0, not comparable across queries); 0.0 when BM25 did not return it.
+        confidence: ``"high"`` or ``"low"`` (band of ``score``); ``""`` for raw search results.
+        last_modified: source modification time, timezone-aware UTC.
+        visibility: ``"public"`` or ``"restricted"``.
+    """
+
+    chunk_id: str
+    doc_id: str
+    collection: str
+    title: str
+    url: str
+    heading_path: tuple[str, ...]
+    text: str
+    score: float
+    dense_score: float
+    bm25_score: float
+    last_modified: datetime
+    confidence: str = ""
+    visibility: str = "public"
+
+    @property
+    def heading(self) -> str:
+        """The heading path joined with " › ", or "" at the document root."""
+        return " › ".join(self.heading_path)
+
+    def age_days(self, now: datetime | None = None) -> int:
+        """Whole days since the source was last modified (>= 0)."""
+        now = now or datetime.now(timezone.utc)
+        return max(0, (now - self.last_modified).days)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A numbered source of an answer. ``number`` starts at 1 and matches ``[n]`` markers in the answer."""
+
+    number: int
+    doc_id: str
+    title: str
+    url: str
+    heading: str
+    score: float
+    last_modified: datetime
+    visibility: str = "public"
+
+    def age_days(self, now: datetime | None = None) -> int:
+        """Whole days since the source was last modified (>= 0)."""
+        now = now or datetime.now(timezone.utc)
+        return max(0, (now - self.last_modified).days)
+
+
+@dataclass
+class Answer:
+    """The result of asking one question.
+
+    Attributes:
+        answer_id: uuid4 hex, 32 characters; the key votes refer to.
+        question: the question as asked (whitespace-trimmed).
+        refused: True when no passage reached the low-confidence cut-off; then ``passages`` and
+            ``citations`` are empty and ``text`` is the refusal sentence.
+        text: plain answer text: quoted passages, each followed by its ``[n]`` marker.
+        passages: quoted passages in display order; ``passages[i]`` is cited by ``citation_numbers[i]``.
+        citation_numbers: citation number of each passage (several passages may share a document).
+        quotes: the quoted (possibly cut) text of each passage, as shown in ``text``.
+        citations: one per cited document, numbered from 1.
+        retrieved: every candidate considered, best first: dicts with ``chunk_id``, ``doc_id``, ``score``.
+        top_score: best calibrated score among candidates, in [0, 1] (0.0 when nothing was retrieved).
+        low_confidence: True when the answer rests only on low-confidence passages.
+        latency_ms: wall time of retrieval and composition, in milliseconds.
+        language: detected language of the question: ``"en"``, ``"ko"`` or ``"ja"``.
+    """
+
+    answer_id: str
+    question: str
+    refused: bool
+    text: str
+    passages: list[Passage] = field(default_factory=list)
+    citation_numbers: list[int] = field(default_factory=list)
+    quotes: list[str] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    retrieved: list[dict] = field(default_factory=list)
+    top_score: float = 0.0
+    low_confidence: bool = False
+    latency_ms: float = 0.0
+    language: str = "en"
+
+    def to_json(self) -> dict:
+        """The CLI/JSON contract of DESIGN.md: answer_id, answer, refused, citations[doc_id,title,url,score]."""
+        return {
+            "answer_id": self.answer_id,
+            "answer": self.text,
+            "refused": self.refused,
+            "low_confidence": self.low_confidence,
+            "top_score": round(self.top_score, 4),
+            "citations": [
+                {"doc_id": c.doc_id, "title": c.title, "url": c.url, "score": round(c.score, 4)}
+                for c in self.citations
+            ],
+        }
+
+
+@dataclass
+class SyncReport:
+    """What one `sync` did. Counts are documents unless named ``chunks_*``.
+
+    ``skipped`` holds ``(path, reason)`` pairs for files that could not be read or parsed; nothing else
+    is lost when a file is skipped.
+    """
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    generation: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of this report."""
+        data = asdict(self)
+        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        return data

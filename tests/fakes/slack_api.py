@@ -1,0 +1,291 @@
+"""A local fake of the Slack Web API that records every call and answers like Slack.
+
+Modelled on bolt-python's ``tests/mock_web_api_server`` (recommended by its maintainers, bolt-python#380),
+but built on ``aiohttp.web`` so it runs on the test's own event loop. Point a client at it::
+
+    fake = FakeSlack()
+    await fake.start()
+    client = AsyncWebClient(token="xoxb-test", base_url=fake.url)
+    await client.chat_postMessage(channel="C1", text="hi")
+    assert fake.calls_to("chat.postMessage")[0]["body"]["text"] == "hi"
+    await fake.stop()
+
+Routes (all on ``http://127.0.0.1:<random port>``):
+
+- ``/api/<method>``: any Web API method, GET or POST, JSON, form-encoded or multipart body. The token may
+  come in the ``Authorization`` header or a ``token`` field; a call with neither gets ``not_authed``,
+  as on Slack.
+- ``/response/<id>``: a slash command's or interaction's ``response_url`` (what ``respond()`` posts to);
+  recorded as method ``"response_url"``. Build one with `FakeSlack.response_url`.
+- ``/upload/<file_id>``: the upload URL handed out by ``files.getUploadURLExternal``; recorded as
+  method ``"file_upload"`` with the byte count as ``body["size"]``.
+
+Not modelled: Block Kit validation, message storage (``conversations.history`` returns no messages),
+real rate limits. Use `FakeSlack.fail_next` to script errors and 429s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+
+#: Identity the fake reports from ``auth.test``; also the author of messages it echoes back.
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+TEAM_ID = "T1"
+#: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header (the bot scopes in notes/slack.md).
+BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands"
+
+
+@dataclass
+class _Failure:
+    status: int
+    error: str | None
+    retry_after: int | None
+
+
+class FakeSlack:
+    """Records Web API calls and answers them like Slack.
+
+    Attributes:
+        calls: every request received, oldest first; each ``{"method": str, "body": dict,
+            "headers": dict, "path": str}``. ``method`` is the API method (``"chat.postMessage"``),
+            ``"response_url"`` or ``"file_upload"``; ``body`` merges query-string and body parameters
+            (JSON values decoded, form values left as strings, so form-sent ``blocks`` is a JSON string);
+            ``headers`` are the HTTP request headers (the token is in ``headers["Authorization"]``);
+            ``path`` is the URL path, e.g. ``"/response/cmd-1"``.
+        url: base URL for ``AsyncWebClient(base_url=...)``, ending in ``"/api/"``; set by `start`.
+        root: ``"http://127.0.0.1:<port>"``; set by `start`.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.root = ""
+        self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
+        self._runner: web.AppRunner | None = None
+        # Slack ts values are "<unix seconds>.<6 digits>" and strictly increase within a channel.
+        self._ts_base = int(time.time())
+        self._serial = itertools.count(1)
+
+    @property
+    def url(self) -> str:
+        return f"{self.root}/api/"
+
+    def response_url(self, key: str = "1") -> str:
+        """Returns a ``response_url`` on this server, to put in slash-command or interaction payloads."""
+        return f"{self.root}/response/{key}"
+
+    async def start(self) -> None:
+        """Starts listening on 127.0.0.1, on a free port chosen by the OS."""
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._handle_api)
+        app.router.add_route("*", "/response/{key}", self._handle_response_url)
+        app.router.add_route("*", "/upload/{file_id}", self._handle_upload)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.root = f"http://{host}:{port}"
+
+    async def stop(self) -> None:
+        """Stops the server; calling it twice, or before `start`, is harmless."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeSlack:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        retry_after: int | None = None,
+        times: int = 1,
+    ) -> None:
+        """Makes the next `times` calls to `method` fail (each call is still recorded).
+
+        Examples::
+
+            fake.fail_next("chat.postMessage", status=429, retry_after=1)  # HTTP 429, Retry-After: 1
+            fake.fail_next("chat.postMessage", error="not_in_channel")     # 200 {"ok": false, ...}
+            fake.fail_next("auth.test", error="invalid_auth", times=3)
+
+        Args:
+            method: API method name, or ``"response_url"`` / ``"file_upload"``.
+            status: HTTP status to answer with; 200 is Slack's normal status for API errors.
+            error: the ``error`` string in the body; defaults to ``"ratelimited"`` for 429 and
+                ``"http_<status>"`` otherwise.
+            retry_after: seconds for a ``Retry-After`` header; None sends no header.
+            times: how many consecutive calls fail, >= 1.
+
+        Raises:
+            ValueError: `times` < 1, or status 200 without an `error` (that would not fail).
+        """
+        if times < 1:
+            raise ValueError(f"times must be >= 1; got {times}")
+        if status == 200 and error is None:
+            raise ValueError("a status-200 failure needs an error string, e.g. error='not_in_channel'")
+        for _ in range(times):
+            self._failures[method].append(_Failure(status, error, retry_after))
+
+    def calls_to(self, method: str) -> list[dict[str, Any]]:
+        """Returns the recorded calls to `method`, oldest first."""
+        return [call for call in self.calls if call["method"] == method]
+
+    async def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Waits until at least `count` calls to `method` were recorded.
+
+        Args:
+            method: API method name, ``"response_url"`` or ``"file_upload"``.
+            count: calls to wait for, >= 1.
+            timeout: seconds before giving up.
+
+        Returns:
+            All recorded calls to `method` (possibly more than `count`).
+
+        Raises:
+            TimeoutError: fewer than `count` calls arrived in time; the message lists what was called.
+        """
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(self.calls_to(method)) < count:
+            if asyncio.get_running_loop().time() >= deadline:
+                seen = [call["method"] for call in self.calls]
+                raise TimeoutError(
+                    f"expected {count} call(s) to {method} within {timeout} s, "
+                    f"got {len(self.calls_to(method))}; calls so far: {seen}"
+                )
+            await asyncio.sleep(0.01)
+        return self.calls_to(method)
+
+    # --- request handling -----------------------------------------------------------------------
+
+    async def _handle_api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        body = await _read_params(request)
+        self._record(method, body, request)
+        failure = self._pop_failure(method)
+        if failure is not None:
+            return failure
+        if "Authorization" not in request.headers and "token" not in body:
+            return web.json_response({"ok": False, "error": "not_authed"})
+        response = self._answer(method, body)
+        headers = {"x-oauth-scopes": BOT_SCOPES} if method == "auth.test" else None
+        return web.json_response(response, headers=headers)
+
+    async def _handle_response_url(self, request: web.Request) -> web.Response:
+        self._record("response_url", await _read_params(request), request)
+        return self._pop_failure("response_url") or web.json_response({"ok": True})
+
+    async def _handle_upload(self, request: web.Request) -> web.Response:
+        size = len(await request.read())
+        self._record("file_upload", {"file_id": request.match_info["file_id"], "size": size}, request)
+        # Slack's upload endpoint answers in plain text; slack_sdk only checks the status.
+        return self._pop_failure("file_upload") or web.Response(text=f"OK - {size}")
+
+    def _record(self, method: str, body: dict[str, Any], request: web.Request) -> None:
+        self.calls.append(
+            {"method": method, "body": body, "headers": dict(request.headers), "path": request.path}
+        )
+
+    def _pop_failure(self, method: str) -> web.Response | None:
+        queue = self._failures.get(method)
+        if not queue:
+            return None
+        failure = queue.popleft()
+        error = failure.error or ("ratelimited" if failure.status == 429 else f"http_{failure.status}")
+        headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else None
+        return web.json_response({"ok": False, "error": error}, status=failure.status, headers=headers)
+
+    def _next_ts(self) -> str:
+        return f"{self._ts_base}.{next(self._serial):06d}"
+
+    def _answer(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        channel = body.get("channel")
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://minerva-test.slack.com/",
+                "team": "Minerva Test",
+                "user": "minerva",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            ts = self._next_ts()
+            return {"ok": True, "channel": channel, "ts": ts, "message": self._message(body, ts)}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self._next_ts()}
+        if method == "chat.update":
+            ts = body.get("ts")
+            message = self._message(body, ts)
+            return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": message}
+        if method == "views.publish":
+            view = _decoded(body.get("view")) or {}
+            return {"ok": True, "view": {"id": f"V{next(self._serial):08d}", "team_id": TEAM_ID, **view}}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(self._serial):08d}"
+            return {"ok": True, "upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            files = _decoded(body.get("files")) or []
+            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+        if method == "conversations.info":
+            is_im = str(channel).startswith("D")
+            info = {"id": channel, "name": "general", "is_channel": not is_im, "is_im": is_im}
+            return {"ok": True, "channel": {**info, "is_member": True}}
+        return {"ok": True}
+
+    @staticmethod
+    def _message(body: dict[str, Any], ts: str | None) -> dict[str, Any]:
+        message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": ts}
+        message["text"] = body.get("text", "")
+        for key in ("blocks", "thread_ts", "metadata"):
+            if key in body:
+                message[key] = _decoded(body[key])
+        return message
+
+
+async def _read_params(request: web.Request) -> dict[str, Any]:
+    """Merges query-string and body parameters; JSON bodies decoded, form values kept as strings."""
+    params: dict[str, Any] = dict(request.query)
+    if request.content_type.startswith("multipart/"):
+        form = await request.post()
+        for key, value in form.items():
+            params[key] = value if isinstance(value, str) else f"<file {getattr(value, 'filename', '')}>"
+        return params
+    raw = await request.read()
+    if not raw:
+        return params
+    if request.content_type == "application/json" or raw.lstrip().startswith(b"{"):
+        decoded = json.loads(raw)
+        params.update(decoded if isinstance(decoded, dict) else {"_json": decoded})
+    else:
+        params.update(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+    return params
+
+
+def _decoded(value: Any) -> Any:
+    # Form-encoded calls carry structured fields (blocks, view, files) as JSON strings.
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
