@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.blocks import FEEDBACK_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.replies import Responder
 from config import Settings
-from feedback import FeedbackStore, UnknownAnswer
+from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
 
 log = structlog.get_logger(__name__)
@@ -32,6 +32,7 @@ _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
 VOTE_UNCHANGED = "Your vote was already recorded."
 VOTE_UNKNOWN = "I no longer have a record of that answer, so the vote was not saved."
+VOTE_FAILED = "Sorry, I couldn't save your vote just now; please try again later."
 
 
 def make_client(token: str, api_url: str | None = None) -> AsyncWebClient:
@@ -145,6 +146,9 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.rejected", reason=str(exc), value=action.get("value"))
         text = VOTE_UNKNOWN
+    except FeedbackError:  # e.g. StoreUnavailable: the voter still gets an answer (never silence)
+        log.exception("vote.failed", value=action.get("value"))
+        text = VOTE_FAILED
     if channel and user:
         try:
             await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)

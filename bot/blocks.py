@@ -8,6 +8,8 @@ boundaries so an emoji, a flag or a Hangul syllable is never split.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import regex
 
 from knowledge.types import Answer
@@ -24,6 +26,11 @@ VOTE_DOWN_ACTION = "minerva_vote_down"
 _MD_LINK = regex.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 _MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
 _MD_HEADING = regex.compile(r"^#{1,6}\s+(.+?)\s*#*$", regex.M)
+_GRAPHEME = regex.compile(r"\X")
+#: The start of ``&amp;``/``&lt;``/``&gt;`` left at the end of a cut escaped text.
+_PARTIAL_ENTITY = regex.compile(r"&[a-z]{0,3}$")
+#: Characters that would end or split a ``<url|text>`` link; percent-encoded in citation URLs.
+_URL_BREAKERS = regex.compile(r"[<>|\s]")
 
 
 def escape(text: str) -> str:
@@ -42,24 +49,22 @@ def to_mrkdwn(markdown: str) -> str:
 
 def split_graphemes(text: str, limit: int) -> list[str]:
     """Cut ``text`` into pieces of at most ``limit`` characters, at line ends when possible, never inside a
-    grapheme cluster. Returns [] for empty text."""
+    grapheme cluster. Returns [] for empty text; whitespace-only pieces are dropped.
+
+    A single cluster longer than ``limit`` (a letter carrying hundreds of combining marks, "zalgo" text) is
+    the one case that must be cut inside; otherwise the limit could not be kept.
+    """
     pieces, rest = [], text
     while rest:
         if len(rest) <= limit:
             pieces.append(rest)
             break
-        clusters, size = [], 0
-        for g in regex.finditer(r"\X", rest):
-            if size + len(g.group()) > limit:
-                break
-            clusters.append(g.group())
-            size += len(g.group())
-        head = "".join(clusters)
-        newline = head.rfind("\n")
+        cut = _prefix_length(rest, limit)
+        newline = rest.rfind("\n", 0, cut)
         if newline > limit // 2:
-            head = head[: newline + 1]
-        pieces.append(head)
-        rest = rest[len(head):]
+            cut = newline + 1
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
     return [p for p in pieces if p.strip()]
 
 
@@ -67,7 +72,18 @@ def truncate(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters on a grapheme boundary, with "…" when cut."""
     if len(text) <= limit:
         return text
-    return split_graphemes(text, limit - 1)[0].rstrip() + "…"
+    return text[: _prefix_length(text, limit - 1)].rstrip() + "…"
+
+
+def _prefix_length(text: str, limit: int) -> int:
+    """Length of the longest prefix of ``text`` that has at most ``limit`` characters and ends on a grapheme
+    boundary; ``limit`` itself when even the first cluster is longer (see `split_graphemes`)."""
+    size = 0
+    for g in _GRAPHEME.finditer(text):
+        if g.end() > limit:
+            break
+        size = g.end()
+    return size or min(limit, len(text))
 
 
 def section_blocks(mrkdwn: str) -> list[dict]:
@@ -97,8 +113,16 @@ def answer_blocks(answer: Answer) -> list[dict]:
 
 
 def fallback_text(answer: Answer) -> str:
-    """Top-level ``text``: the notification and screen-reader fallback (<= 300 characters, escaped)."""
-    return escape(truncate(answer.text.replace("\n", " "), FALLBACK_LIMIT))
+    """Top-level ``text``: the notification and screen-reader fallback (<= 300 characters, escaped).
+
+    Escaped before it is cut, so ``&``/``<`` cannot push it past the limit, and a cut never leaves half an
+    entity such as ``&am``.
+    """
+    text = escape(answer.text.replace("\n", " "))
+    if len(text) <= FALLBACK_LIMIT:
+        return text
+    head = text[: _prefix_length(text, FALLBACK_LIMIT - 1)]
+    return _PARTIAL_ENTITY.sub("", head).rstrip() + "…"
 
 
 def feedback_block(answer_id: str) -> dict:
@@ -134,7 +158,8 @@ def parse_vote_value(value: str) -> tuple[str, str]:
 
 def _citation_line(citation) -> str:
     title = escape(truncate(citation.title, 150))
-    link = f"<{citation.url}|{title}>" if citation.url.startswith(("http://", "https://")) else f"{title} ({escape(citation.url)})"
+    url = _URL_BREAKERS.sub(lambda m: quote(m.group()), citation.url)
+    link = f"<{url}|{title}>" if citation.url.startswith(("http://", "https://")) else f"{title} ({escape(citation.url)})"
     heading = f" › {escape(truncate(citation.heading, 150))}" if citation.heading else ""
     days = citation.age_days()
     age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"

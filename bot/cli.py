@@ -166,6 +166,81 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
             click.echo(f"{r['rank']}. [{r['score']:.2f}] {r['title']} › {r['heading'] or '-'}  ({r['doc_id']})")
 
 
+def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages: str | None):
+    """Evaluate a KB question set folder (questions.jsonl) with a progress bar; returns the results."""
+    from tqdm import tqdm
+
+    from knowledge import KnowledgeError
+    from knowledge.calibration import load_questions
+    from knowledge.kbeval import evaluate
+
+    folder = Path(dataset)
+    questions_file = folder / "questions.jsonl"
+    if not questions_file.is_file():
+        raise click.ClickException(f"{questions_file} not found: a KB question set folder holds questions.jsonl")
+    root = Path(corpus_root) if corpus_root else folder.resolve().parent.parent / "corpus"
+    try:
+        questions = load_questions(questions_file)
+    except ValueError as exc:
+        _fail(exc)
+    if languages:
+        questions = [q for q in questions if q.get("lang", "en") in languages.split(",")]
+    with tqdm(total=len(questions), desc="questions", unit="q", file=sys.stderr) as bar:
+        try:
+            return evaluate(obj.kb, questions, root, progress=lambda: bar.update(1))
+        except KnowledgeError as exc:
+            _fail(exc)
+
+
+@cli.command("eval")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
+              help="Folder the gold paths are relative to (default: DATASET/../../corpus, the kb-dev layout).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def eval_command(obj: Context, dataset: str, corpus_root: str | None, as_json: bool) -> None:
+    """Evaluate answers on a KB question set: recall@5 per language, refusal shares, latency."""
+    from knowledge.kbeval import summarize
+
+    summary = summarize(_kb_questions(obj, dataset, corpus_root, None))
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(f"questions: {summary['questions']}")
+    for lang, value in summary["recall@5"].items():
+        click.echo(f"recall@5 [{lang}]: {value}")
+    click.echo(f"answered (answerable): {summary['answered_share_answerable']}")
+    click.echo(f"refused (no-answer):   {summary['refused_share_no_answer']}")
+    click.echo(f"latency ms: p50 {summary['latency_ms']['p50']}, p95 {summary['latency_ms']['p95']}")
+
+
+@cli.command()
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
+              help="Folder the gold paths are relative to (default: DATASET/../../corpus).")
+@click.option("--languages", default="en", show_default=True,
+              help="Question languages to fit on (comma-separated); the default English model is fitted on en.")
+@click.option("--min-answered", default=0.9, show_default=True, type=click.FloatRange(0.01, 1.0))
+@click.pass_obj
+def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: str, min_answered: float) -> None:
+    """Fit the raw-cosine → score anchors of the configured model on a KB question set; prints the YAML.
+
+    Paste the printed block under `answer:` in your config.
+    """
+    from knowledge.calibration import fit_calibration
+    from knowledge.kbeval import calibration_samples
+
+    results = _kb_questions(obj, dataset, corpus_root, languages)
+    try:
+        fitted = fit_calibration(calibration_samples(results), obj.settings.embedding.model, min_answered=min_answered)
+    except ValueError as exc:
+        _fail(exc)
+    click.echo("  calibration:")
+    click.echo(f"    model: {fitted.model}")
+    click.echo(f"    raw:   {fitted.raw}")
+    click.echo(f"    score: {fitted.score}")
+
+
 @cli.command()
 @click.option("--port", default=3000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port (HTTP mode).")
 @click.option("--host", default="0.0.0.0", show_default=True)

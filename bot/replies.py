@@ -6,6 +6,7 @@ Whatever fails, the asker gets a short message (never silence, onyx #10978), and
 from __future__ import annotations
 
 import asyncio
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import structlog
@@ -38,7 +39,8 @@ class Responder:
         thread_ts = event.get("thread_ts") or event.get("ts")
         text, blocks = await self._answer(question, channel=channel, thread_ts=thread_ts, user=user, is_dm=is_dm)
         try:
-            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks,
+            # An empty blocks array is rejected by Slack (invalid_blocks): omit it for text-only replies.
+            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks or None,
                                           unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
             log.error("slack.post_failed", error=exc.response.get("error"), channel=channel)
@@ -50,7 +52,7 @@ class Responder:
         text, blocks = await self._answer(command.get("text", ""), channel=command.get("channel_id"), thread_ts=None,
                                           user=command.get("user_id"), is_dm=command.get("channel_name") == "directmessage")
         try:
-            await respond(text=text, blocks=blocks, response_type="in_channel" if blocks else "ephemeral")
+            await respond(text=text, blocks=blocks or None, response_type="in_channel" if blocks else "ephemeral")
         except Exception:
             log.exception("slack.respond_failed")
 
@@ -77,7 +79,8 @@ class Responder:
         """(fallback text, blocks) for a question; blocks are [] for error messages."""
         loop = asyncio.get_running_loop()
         try:
-            answer = await loop.run_in_executor(self.executor, self.kb.ask, question, self._filter(user, is_dm))
+            ask = functools.partial(self.kb.ask, question, where=self._filter(user, is_dm))  # `where` is keyword-only
+            answer = await loop.run_in_executor(self.executor, ask)
         except QuestionInvalid as exc:
             return str(exc), []
         except IndexNotBuilt:

@@ -171,7 +171,7 @@ def load_settings(path: str | Path | None = None) -> Settings:
 
     Raises:
         ConfigError: the file is missing or unreadable, is not valid YAML, is not a mapping, or has an
-            unknown key or a wrongly typed value. The message names the file and the key.
+            unknown key, a missing required key or a wrongly typed value. The message names the file and the key.
     """
     path = Path(path) if path else DEFAULT_CONFIG
     try:
@@ -198,12 +198,18 @@ def load_settings(path: str | Path | None = None) -> Settings:
 def _build(cls, data, where: str):
     """Build dataclass ``cls`` from a mapping, recursively; reject unknown keys and wrong types."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'top level'} must be a mapping, got {type(data).__name__}")
+        raise ConfigError(f"{where.rstrip('.') or 'top level'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.name != "path" or cls is not Settings}
+    fields = [f for f in dataclasses.fields(cls) if f.name != "path" or cls is not Settings]
+    known = {f.name for f in fields}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ConfigError(f"unknown key {where}{unknown[0]!r} (known keys: {', '.join(sorted(known))})")
+        raise ConfigError(f"unknown key {where + str(unknown[0])!r} (known keys: {', '.join(sorted(known))})")
+    required = [f.name for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if name not in data]
+    if missing:
+        raise ConfigError(f"missing key {where + missing[0]!r} (required: {', '.join(required)})")
     kwargs = {key: _convert(hints[key], value, f"{where}{key}") for key, value in data.items()}
     return cls(**kwargs)
 

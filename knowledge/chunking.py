@@ -2,9 +2,10 @@
 
 A Markdown body is cut at its headings (found with markdown-it-py, so a ``#`` inside a code block is not
 a heading). Each section keeps its heading path for the citation. A section over the budget is split
-between paragraphs, and a paragraph over the budget between words, with ``overlap_tokens`` repeated at the
-start of the next piece. Sections under ``min_tokens`` are merged into the following one so a bare heading
-never becomes a chunk of its own.
+between paragraphs, and a paragraph over the budget between words, with up to ``overlap_tokens`` repeated
+at the start of the next piece (fewer when the next paragraph leaves less room, so no chunk exceeds the
+budget). Sections under ``min_tokens`` are merged into the following one so a bare heading never becomes
+a chunk of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ _PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
 _MD_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 _MARKDOWN = MarkdownIt("commonmark")
+
+
+#: Bumped whenever the chunking code changes its output; part of every document's chunker signature, so a
+#: new version re-chunks old documents on the next sync.
+CHUNKER_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -129,13 +135,18 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     if count_tokens(text) <= max_tokens:
         return [text]
     units = []
+    # Word-cut pieces leave room for the overlap (+1 for its "…" marker) that the next piece starts with,
+    # but keep at least half the budget so a large overlap cannot shred a paragraph into single words.
+    word_budget = max(1, max_tokens // 2, max_tokens - overlap - 1) if overlap else max_tokens
     for para in _PARAGRAPH_BREAK.split(text):
-        units.extend(_split_words(para, max_tokens) if count_tokens(para) > max_tokens else [para])
+        units.extend(_split_words(para, word_budget) if count_tokens(para) > max_tokens else [para])
     pieces, current = [], []
     for unit in units:
         if current and count_tokens("\n\n".join(current + [unit])) > max_tokens:
             pieces.append("\n\n".join(current))
-            current = [_tail(pieces[-1], overlap)] if overlap else []
+            # the overlap shrinks so that overlap + "…" + unit stays within the budget
+            room = min(overlap, max_tokens - count_tokens(unit) - 1)
+            current = [_tail(pieces[-1], room)] if room > 0 else []
         current.append(unit)
     if current:
         pieces.append("\n\n".join(current))

@@ -136,6 +136,8 @@ def write_generation(
             before_switch(final)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
+        # renamed but never named in CURRENT: remove it too, or pruning would keep it as a "rollback"
+        shutil.rmtree(root / name, ignore_errors=True)
         raise
     _switch_current(root, name)
     _prune_old(root, keep={name, *_newest(root, KEEP_OLD_GENERATIONS + 1)})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from pathlib import PurePosixPath
 
 import frontmatter
@@ -25,6 +25,10 @@ _COMMENT_BLOCK = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
+# Elements whose content is not page text (markdownify's `strip` keeps the content, so they go first).
+_HTML_NON_TEXT = re.compile(r"<(script|style|title|head)\b[^>]*>.*?</\1\s*>", re.S | re.I)
+# Fenced code blocks, skipped when looking for a title heading (a shell "# comment" is not a heading).
+_FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.S | re.M)
 
 
 @dataclass
@@ -67,13 +71,13 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     if not body:
         reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
         raise DocumentInvalid(reason)
-    title = title.strip() or _first(_HEADING.findall(body)) or _title_from_path(rel_path)
+    title = title.strip() or _first(_HEADING.findall(_FENCED_CODE.sub("", body))) or _title_from_path(rel_path)
     return ParsedDocument(
         title=title,
         body=body,
         metadata=metadata,
         updated=_front_matter_time(metadata, ("updated", "last_modified", "date")),
-        expires_at=_front_matter_time(metadata, ("expires_at", "expires")),
+        expires_at=_front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True),
     )
 
 
@@ -85,31 +89,54 @@ def strip_template_tags(text: str) -> str:
 
 
 def _split_front_matter(text: str) -> tuple[dict, str]:
+    # frontmatter.loads() silently drops a block that is not a mapping (a YAML list or scalar), so the
+    # steps of frontmatter.parse() are done here to report it instead.
+    text = text.strip()
+    handler = frontmatter.detect_format(text, frontmatter.handlers)
+    if handler is None:
+        return {}, text
     try:
-        post = frontmatter.loads(text)
+        block, content = handler.split(text)
+    except ValueError:  # no closing delimiter: not front matter
+        return {}, text
+    try:
+        metadata = handler.load(block)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
-        line = f" near line {where.line + 2}" if where is not None else ""
+        line = f" near line {where.line + 1}" if where is not None else ""  # block line 0 = file line 1
         raise DocumentInvalid(f"front matter is not valid YAML{line}: {getattr(exc, 'problem', exc)}") from exc
-    except (ValueError, TypeError, AttributeError) as exc:
-        # python-frontmatter raises these when the block is not a mapping (e.g. a YAML list or scalar)
-        raise DocumentInvalid(f"front matter must be a mapping of keys: {exc}") from exc
-    return dict(post.metadata), post.content
+    except (ValueError, TypeError) as exc:  # TOML/JSON front matter handlers
+        raise DocumentInvalid(f"front matter cannot be read: {exc}") from exc
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise DocumentInvalid(
+            f"front matter must be a mapping of keys (e.g. `title: ...`), not a {type(metadata).__name__}"
+        )
+    return metadata, content
 
 
 def _html_to_markdown(html: str) -> str:
-    return markdownify.markdownify(html, heading_style="ATX", strip=["script", "style", "title"])
+    return markdownify.markdownify(_HTML_NON_TEXT.sub("", html), heading_style="ATX")
 
 
-def _front_matter_time(metadata: dict, keys: tuple[str, ...]) -> datetime | None:
+def _front_matter_time(metadata: dict, keys: tuple[str, ...], *, date_means_end_of_day: bool = False) -> datetime | None:
+    """The first present key as an aware UTC datetime. A bare date is midnight UTC, or with
+    ``date_means_end_of_day`` the next midnight ("expires_at: 2026-12-31" is valid through Dec 31)."""
     for key in keys:
         value = metadata.get(key)
         if value in (None, ""):
             continue
         if isinstance(value, datetime):
             return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-        if isinstance(value, date):
-            return datetime.combine(value, time.min, tzinfo=timezone.utc)
+        if not isinstance(value, date):
+            try:
+                value = date.fromisoformat(str(value).strip())
+            except ValueError:
+                pass
+        if isinstance(value, date) and not isinstance(value, datetime):
+            day = value + timedelta(days=1) if date_means_end_of_day else value
+            return datetime.combine(day, time.min, tzinfo=timezone.utc)
         try:
             parsed = datetime.fromisoformat(str(value).strip())
         except ValueError as exc:

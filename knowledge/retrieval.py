@@ -70,15 +70,17 @@ class Retriever:
         query_vectors = self.embedder.embed(queries, kind="query")
         results = []
         for query, qvec in zip(queries, query_vectors):
-            cosines = self.index.vectors @ qvec  # exact cosine for every chunk: (n_chunks,) in [-1, 1]
-            rows = self._rank(query, qvec, cosines, allowed, mode)[:top_k]
+            rows = self._rank(query, qvec, allowed, mode)[:top_k]
+            # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
+            # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
+            cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
             bm25 = self._bm25_scores(query, allowed) if rows else None
-            results.append([self._passage(r, float(cosines[r]), float(bm25[r])) for r in rows])
+            results.append([self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)])
         return results
 
-    def _rank(self, query: str, qvec: np.ndarray, cosines: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
+    def _rank(self, query: str, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
         n = self.settings.retrieval.candidates
-        dense = self._dense_top(qvec, allowed, n) if mode != "bm25" else []
+        dense, similarity = self._dense_top(qvec, allowed, n) if mode != "bm25" else ([], {})
         sparse = self._bm25_top(query, allowed, n) if mode != "dense" else []
         if mode == "dense":
             return dense
@@ -89,19 +91,20 @@ class Retriever:
             fused = reciprocal_rank_fusion([dense, sparse], k=cfg.rrf_k)
         else:
             bm25 = self._bm25_scores(query, allowed)
-            fused = convex_fusion({i: float(cosines[i]) for i in dense}, {i: float(bm25[i]) for i in sparse},
-                                  cfg.dense_weight)
+            fused = convex_fusion(similarity, {i: float(bm25[i]) for i in sparse}, cfg.dense_weight)
         return sorted(fused, key=lambda i: (-fused[i], i))
 
-    def _dense_top(self, qvec: np.ndarray, allowed: np.ndarray, n: int) -> list[int]:
+    def _dense_top(self, qvec: np.ndarray, allowed: np.ndarray, n: int) -> tuple[list[int], dict[int, float]]:
+        """hnswlib's top ``n`` allowed rows, best first, and their cosine similarity (1 − cosine distance)."""
         n = min(n, int(allowed.sum()))
         if n == 0:
-            return []
+            return [], {}
         everything = bool(allowed.all())
-        labels, _ = self.index.dense.knn_query(
+        labels, distances = self.index.dense.knn_query(
             qvec, k=n, filter=None if everything else (lambda label: bool(allowed[label]))
         )
-        return [int(x) for x in labels[0]]
+        rows = [int(x) for x in labels[0]]
+        return rows, {r: 1.0 - float(d) for r, d in zip(rows, distances[0])}
 
     def _bm25_scores(self, query: str, allowed: np.ndarray) -> np.ndarray:
         tokens = [t for t in tokenize(query) if t in self.index.bm25.vocab_dict]

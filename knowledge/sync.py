@@ -20,7 +20,7 @@ import structlog
 from filelock import FileLock
 
 from config import ChunkingConfig, Settings, SourceConfig
-from knowledge.chunking import chunk_document, embedding_text
+from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, EmbeddingCache
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
 from knowledge.index import LoadedIndex, load_generation, write_generation
@@ -234,4 +234,5 @@ def _load_previous(home: Path, model: str) -> LoadedIndex | None:
 
 def _chunker_signature(cfg: ChunkingConfig) -> str:
     """Chunker settings as a short string; a change re-chunks every document ("chunking drift")."""
-    return hashlib.sha256(repr(sorted(asdict(cfg).items())).encode()).hexdigest()[:12]
+    settings = (CHUNKER_VERSION, sorted(asdict(cfg).items()))
+    return hashlib.sha256(repr(settings).encode()).hexdigest()[:12]

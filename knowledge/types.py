@@ -50,8 +50,8 @@ class Passage:
 
     @property
     def heading(self) -> str:
-        """The heading path joined with " › ", or "" at the document root."""
-        return " › ".join(self.heading_path)
+        """The heading path below the title joined with " › ", or "" at the document root."""
+        return " › ".join(h for h in self.heading_path if h != self.title)
 
     def age_days(self, now: datetime | None = None) -> int:
         """Whole days since the source was last modified (>= 0)."""

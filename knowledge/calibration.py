@@ -1,0 +1,82 @@
+"""Fit the score calibration of an embedding model on a KB question set (answerable vs no-answer).
+
+The design's bands are fixed (0.3 refusal cut-off, 0.6 high confidence); what changes per model is which
+raw cosine similarity those scores correspond to. `fit_calibration` picks:
+
+- ``raw_low`` (score 0.3): a cut-off on each question's best cosine that refuses as many no-answer
+  questions as possible while still answering at least ``min_answered`` (default 0.9, the issue's target)
+  of the answerable ones, placed midway in the gap so unseen questions get a margin on both sides;
+- ``raw_high`` (score 0.6): the median best cosine of answerable questions whose best passage comes from a
+  gold page (so half of the clearly right answers are "high confidence");
+- score 0 and 1 anchors extrapolated linearly from those two and clipped to [0, 1] in raw space.
+
+Question-set format (shared/eval/kb-dev): JSON Lines with ``question``, ``answerable``, ``gold`` (paths
+relative to the corpus root), ``lang``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from config import CalibrationConfig
+
+
+@dataclass(frozen=True)
+class CalibrationSample:
+    """One question's evidence: its best cosine, and whether the best passage is on a gold page."""
+
+    best_cosine: float
+    answerable: bool
+    best_is_gold: bool
+
+
+def load_questions(path: Path) -> list[dict]:
+    """Read a question set (JSON Lines). Raises ValueError naming the line when a line is not JSON."""
+    questions = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            questions.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+    return questions
+
+
+def fit_calibration(samples: list[CalibrationSample], model: str, *, min_answered: float = 0.9) -> CalibrationConfig:
+    """Anchors mapping raw cosine → score so that 0.3 and 0.6 fall where the module docstring says.
+
+    Args:
+        samples: one per question (answerable and no-answer).
+        model: embedding model name recorded with the calibration.
+        min_answered: share of answerable questions that must stay above the refusal cut-off, in (0, 1].
+
+    Raises:
+        ValueError: no answerable question, or no answerable question whose best passage is gold.
+    """
+    answerable = np.array([s.best_cosine for s in samples if s.answerable])
+    unanswerable = np.array([s.best_cosine for s in samples if not s.answerable])
+    gold_best = np.array([s.best_cosine for s in samples if s.answerable and s.best_is_gold])
+    if len(answerable) == 0 or len(gold_best) == 0:
+        raise ValueError("calibration needs answerable questions whose best passage is on a gold page")
+    # The highest cut-off that still answers min_answered of the answerable questions.
+    ceiling = float(np.quantile(answerable, 1 - min_answered, method="lower"))
+    # No-answer questions refused at that cut-off; moving the cut-off down to just above the highest of them
+    # refuses the same ones and answers more. Take the midpoint: margin on both sides for unseen questions.
+    refused = unanswerable[unanswerable < ceiling]
+    raw_low = ceiling if len(refused) == 0 else float((refused.max() + ceiling) / 2)
+    raw_high = max(float(np.median(gold_best)), raw_low + 0.05)
+    span = raw_high - raw_low
+    raw_zero = max(-1.0, raw_low - span)
+    raw_one = min(1.0, raw_high + span * 4 / 3)
+    if raw_one <= raw_high:
+        raw_one = raw_high + 1e-3
+    return CalibrationConfig(
+        model=model,
+        raw=[round(x, 4) for x in (raw_zero, raw_low, raw_high, raw_one)],
+        score=[0.0, 0.3, 0.6, 1.0],
+    )

@@ -1,0 +1,116 @@
+"""Evaluate answers on a KB question set (shared/eval/kb-dev layout) and collect calibration samples.
+
+Metrics (kb-dev README, "Suggested scoring"): hit@k = any gold path among the documents of the top k
+passages (recall@k of gold pages); share of no-answer questions refused; share of answerable questions
+answered; per-language breakdown; ``ask`` latency percentiles (warm).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from knowledge.calibration import CalibrationSample
+from knowledge.service import KnowledgeBase
+
+
+@dataclass
+class QuestionResult:
+    """What happened to one question."""
+
+    id: str
+    lang: str
+    kind: str
+    answerable: bool
+    refused: bool
+    hit_at_5: bool
+    best_cosine: float
+    best_is_gold: bool
+    top_score: float
+    latency_ms: float
+    cited: list[str] = field(default_factory=list)
+
+
+def evaluate(
+    kb: KnowledgeBase,
+    questions: Iterable[dict],
+    corpus_root: Path,
+    *,
+    progress: Callable[[], None] | None = None,
+    path_map: dict[str, str] | None = None,
+) -> list[QuestionResult]:
+    """Ask every question (after one warm-up) and score retrieval and refusal.
+
+    Args:
+        kb: the knowledge base (index built over the corpus the gold paths refer to).
+        questions: dicts with id, question, lang, kind, answerable, gold (paths relative to ``corpus_root``).
+        corpus_root: folder the gold paths are relative to.
+        progress: called once per question.
+        path_map: folder prefix replacements applied to document paths first (copy → original), for
+            indexes built from copies of the corpus.
+    """
+    corpus_root = Path(corpus_root).resolve()
+    index = kb.index()
+    path_of = {doc_id: _relative(_remap(doc["path"], path_map or {}), corpus_root)
+               for doc_id, doc in index.documents.items()}
+    kb.ask("warm-up question")
+    results = []
+    for q in questions:
+        gold = set(q.get("gold") or [])
+        started = time.perf_counter()
+        answer = kb.ask(q["question"])
+        latency = (time.perf_counter() - started) * 1000
+        passages = kb.search([q["question"]], top_k=10)[0]
+        top5_docs = {path_of.get(p.doc_id) for p in passages[:5]}
+        best = max(passages, key=lambda p: p.dense_score, default=None)
+        results.append(QuestionResult(
+            id=q.get("id", ""), lang=q.get("lang", "en"), kind=q.get("kind", ""), answerable=bool(q.get("answerable", True)),
+            refused=answer.refused, hit_at_5=bool(gold & top5_docs), best_cosine=best.dense_score if best else -1.0,
+            best_is_gold=bool(best and path_of.get(best.doc_id) in gold), top_score=answer.top_score,
+            latency_ms=latency, cited=[path_of.get(c.doc_id, c.doc_id) for c in answer.citations],
+        ))
+        if progress:
+            progress()
+    return results
+
+
+def summarize(results: list[QuestionResult]) -> dict:
+    """Aggregate metrics: recall@5 (answerable, per language), refusal shares, latency p50/p95 (ms)."""
+    def share(flags: list[bool]) -> float | None:
+        return round(float(np.mean(flags)), 4) if flags else None
+
+    answerable = [r for r in results if r.answerable]
+    latencies = np.array([r.latency_ms for r in results]) if results else np.zeros(1)
+    return {
+        "questions": len(results),
+        "recall@5": {lang: share([r.hit_at_5 for r in answerable if r.lang == lang])
+                     for lang in sorted({r.lang for r in answerable})},
+        "answered_share_answerable": share([not r.refused for r in answerable]),
+        "refused_share_no_answer": share([r.refused for r in results if not r.answerable]),
+        "latency_ms": {"p50": round(float(np.percentile(latencies, 50)), 1),
+                       "p95": round(float(np.percentile(latencies, 95)), 1)},
+    }
+
+
+def calibration_samples(results: list[QuestionResult], languages: set[str] | None = None) -> list[CalibrationSample]:
+    """Samples for `knowledge.calibration.fit_calibration`, optionally only some question languages."""
+    return [CalibrationSample(r.best_cosine, r.answerable, r.best_is_gold)
+            for r in results if languages is None or r.lang in languages]
+
+
+def _remap(path: str, path_map: dict[str, str]) -> str:
+    for prefix, original in path_map.items():
+        if path.startswith(prefix.rstrip("/") + "/"):
+            return original.rstrip("/") + path[len(prefix.rstrip("/")):]
+    return path
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path

@@ -1,0 +1,227 @@
+"""Block Kit rendering: escaping, mrkdwn conversion, grapheme-safe cutting and Slack's limits."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import regex
+
+from bot.blocks import (
+    BLOCK_LIMIT,
+    FALLBACK_LIMIT,
+    FEEDBACK_ACTION,
+    SECTION_LIMIT,
+    answer_blocks,
+    escape,
+    fallback_text,
+    feedback_block,
+    parse_vote_value,
+    section_blocks,
+    split_graphemes,
+    to_mrkdwn,
+    truncate,
+)
+from knowledge.types import Answer, Citation
+
+NOW = datetime.now(timezone.utc)
+
+FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466"  # 👨‍👩‍👧‍👦, 7 code points
+THUMBS_MEDIUM = "\U0001F44D\U0001F3FD"  # 👍🏽
+FLAGS = "\U0001F1F0\U0001F1F7\U0001F1EF\U0001F1F5"  # 🇰🇷🇯🇵, two flags
+KEYCAP = "1\uFE0F\u20E3"  # 1️⃣
+HANGUL_NFD = unicodedata.normalize("NFD", "한국어 지식")  # each syllable = 2-3 jamo code points
+KANJI = "障害対応の手順"
+E_ACUTE = "e\u0301"  # é as e + combining acute
+TRICKY = [FAMILY, THUMBS_MEDIUM, FLAGS, KEYCAP, HANGUL_NFD, KANJI, E_ACUTE, "plain ascii ", "\n"]
+
+
+def boundaries(text: str) -> set[int]:
+    """Offsets where `regex`'s extended grapheme clusters (\\X) start or end."""
+    return {0} | {m.end() for m in regex.finditer(r"\X", text)}
+
+
+def assert_cut_on_graphemes(text: str, pieces: list[str], limit: int) -> None:
+    assert "".join(pieces) == text
+    offset = 0
+    for piece in pieces:
+        assert 0 < len(piece) <= limit
+        offset += len(piece)
+        assert offset in boundaries(text), f"cut inside a grapheme at {offset}: {piece[-3:]!r}"
+
+
+# --- escaping and mrkdwn ----------------------------------------------------------------------------------
+
+
+def test_escape() -> None:
+    assert escape("a & b <c> d") == "a &amp; b &lt;c&gt; d"
+    assert escape("&lt;") == "&amp;lt;"  # already-escaped text is escaped again, not trusted
+    assert escape("<!channel> <!here> <@U12345>") == "&lt;!channel&gt; &lt;!here&gt; &lt;@U12345&gt;"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "mrkdwn"),
+    [
+        ("See [the docs](https://wiki.example/a?b=1) now", "See <https://wiki.example/a?b=1|the docs> now"),
+        ("[a|b](https://x.example)", "<https://x.example|a/b>"),  # "|" would end the link text
+        ("**Pro** plan", "*Pro* plan"),
+        ("## Limits by plan", "*Limits by plan*"),
+        ("post <!channel> in #incidents", "post &lt;!channel&gt; in #incidents"),
+        ("ping <@U12345> or <!subteam^S1>", "ping &lt;@U12345&gt; or &lt;!subteam^S1&gt;"),
+        ("[<!here>](https://x.example)", "<https://x.example|&lt;!here&gt;>"),
+        ("[click](javascript:alert(1))", "[click](javascript:alert(1))"),  # only http(s) links
+        ("a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"),
+    ],
+)
+def test_to_mrkdwn(markdown: str, mrkdwn: str) -> None:
+    assert to_mrkdwn(markdown) == mrkdwn
+
+
+def test_to_mrkdwn_output_has_no_special_commands() -> None:
+    hostile = "<!channel> <!here|here> <!everyone> <@U1> <#C1> <https://evil.example|x> & **<!here>**"
+    assert "<" not in to_mrkdwn(hostile) and ">" not in to_mrkdwn(hostile)
+
+
+# --- cutting on grapheme boundaries -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 4, 5, 7, 8, 11, 13, 50])
+def test_split_graphemes_never_splits_a_cluster(limit: int) -> None:
+    text = "".join(TRICKY * 3).replace("\n", "x").replace(" ", "_")  # no whitespace: no piece is dropped
+    pieces = split_graphemes(text, limit)
+    if limit >= len(FAMILY):  # every cluster fits: the cut must respect all of them
+        assert_cut_on_graphemes(text, pieces, limit)
+    else:  # a cluster longer than the limit can only be hard-cut; all other cuts stay on boundaries
+        assert "".join(pieces) == text and all(len(p) <= limit for p in pieces)
+
+
+@pytest.mark.parametrize("emoji", [FAMILY, THUMBS_MEDIUM, FLAGS[:2], KEYCAP, HANGUL_NFD[:3], E_ACUTE])
+def test_split_graphemes_keeps_each_cluster_whole_at_every_offset(emoji: str) -> None:
+    for prefix in range(8):
+        text = "a" * prefix + emoji * 4
+        for limit in range(len(emoji), len(text) + 1):
+            assert_cut_on_graphemes(text, split_graphemes(text, limit), limit)
+
+
+def test_split_graphemes_prefers_line_ends_and_drops_blank_pieces() -> None:
+    text = "first line\n" + "x" * 15
+    assert split_graphemes(text, 16) == ["first line\n", "x" * 15]
+    assert split_graphemes("", 10) == []
+    assert split_graphemes("   \n   ", 3) == []
+
+
+def test_split_graphemes_terminates_on_a_cluster_longer_than_the_limit() -> None:
+    zalgo = "Z" + "\u0336\u0317" * 200  # one grapheme, 401 code points
+    pieces = split_graphemes(zalgo + " ok", 100)
+    assert "".join(pieces) == zalgo + " ok" and all(len(p) <= 100 for p in pieces)
+    family_pieces = split_graphemes(FAMILY, 3)
+    assert "".join(family_pieces) == FAMILY and all(len(p) <= 3 for p in family_pieces)
+
+
+def test_truncate() -> None:
+    assert truncate("short", 10) == "short"
+    cut = truncate(FAMILY * 10, 20)
+    assert cut.endswith("…") and len(cut) <= 20 and cut[:-1] == FAMILY * 2
+    assert truncate(FLAGS * 5, 4) == FLAGS[:2] + "…"
+    assert truncate(" " * 400, 300) == "…"  # no IndexError on blank text
+
+
+# --- answer blocks ----------------------------------------------------------------------------------------
+
+
+def make_answer(quotes: list[str], *, title: str = "API rate limits", url: str = "https://wiki.example/api/rate-limits.md",
+                refused: bool = False, low_confidence: bool = False, age_days: int = 3) -> Answer:
+    citation = Citation(1, "api:rate-limits.md", title, url, "Limits by plan", 0.8, NOW - timedelta(days=age_days))
+    text = "\n\n".join(f"{q} [1]" for q in quotes)
+    return Answer(answer_id="a" * 32, question="q?", refused=refused, text=text, quotes=quotes,
+                  citation_numbers=[1] * len(quotes), citations=[citation], low_confidence=low_confidence)
+
+
+def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
+    blocks = answer_blocks(make_answer(["| Pro | 600 | 100 |\n\npost <!channel> now"]))
+
+    assert [b["type"] for b in blocks] == ["section", "context", "context_actions"]
+    assert blocks[0]["text"] == {"type": "mrkdwn", "text": "> | Pro | 600 | 100 |\n>\n> post &lt;!channel&gt; now\n[1]"}
+    assert blocks[1]["elements"][0]["text"] == (
+        "[1] <https://wiki.example/api/rate-limits.md|API rate limits> › Limits by plan · updated 3 days ago")
+    assert blocks[2] == feedback_block("a" * 32)
+    (buttons,) = blocks[2]["elements"]
+    assert buttons["action_id"] == FEEDBACK_ACTION
+    assert parse_vote_value(buttons["positive_button"]["value"]) == ("up", "a" * 32)
+    assert parse_vote_value(buttons["negative_button"]["value"]) == ("down", "a" * 32)
+
+
+def test_citation_age_wording() -> None:
+    today = answer_blocks(make_answer(["x"], age_days=0))[1]["elements"][0]["text"]
+    one = answer_blocks(make_answer(["x"], age_days=1))[1]["elements"][0]["text"]
+    assert today.endswith("· updated today") and one.endswith("· updated 1 day ago")
+
+
+def test_citation_title_and_url_cannot_break_out_of_the_link() -> None:
+    answer = make_answer(["x"], title="<!channel> & co", url="https://wiki.example/a|<!here> b.md")
+    line = answer_blocks(answer)[1]["elements"][0]["text"]
+    assert line.startswith("[1] <https://wiki.example/a%7C%3C!here%3E%20b.md|&lt;!channel&gt; &amp; co>")
+    assert "<!" not in line
+
+
+def test_low_confidence_answer_is_marked() -> None:
+    blocks = answer_blocks(make_answer(["x"], low_confidence=True))
+    assert blocks[0]["type"] == "context" and "Low confidence" in blocks[0]["elements"][0]["text"]
+
+
+def test_refusal_is_one_section_without_buttons() -> None:
+    answer = Answer(answer_id="b" * 32, question="q", refused=True, text="I couldn't find this in the knowledge base.")
+    assert answer_blocks(answer) == [
+        {"type": "section", "text": {"type": "mrkdwn", "text": "I couldn't find this in the knowledge base."}}]
+
+
+def test_long_passage_is_split_into_sections_within_the_limit() -> None:
+    long_quote = "\n".join(f"line {i} {FAMILY} {KANJI} & <b>" for i in range(400))
+    blocks = answer_blocks(make_answer([long_quote]))
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert len(sections) > 1 and all(0 < len(t) <= SECTION_LIMIT for t in sections)
+    assert all(regex.fullmatch(r"\X*", t) for t in sections)
+    assert "".join(sections).count(FAMILY) == 400  # nothing lost, no emoji cut
+    assert section_blocks("x" * (SECTION_LIMIT * 2 + 1)) and all(
+        len(b["text"]["text"]) <= SECTION_LIMIT for b in section_blocks("x" * (SECTION_LIMIT * 2 + 1)))
+
+
+def test_many_passages_stay_within_fifty_blocks_and_keep_the_buttons() -> None:
+    blocks = answer_blocks(make_answer([f"passage {i}" for i in range(60)]))
+    assert len(blocks) == BLOCK_LIMIT
+    assert blocks[-1]["type"] == "context_actions"
+    assert "cut to fit" in blocks[-2]["elements"][0]["text"]
+    json.dumps(blocks)  # serialisable as sent
+
+
+@pytest.mark.parametrize("text", [
+    "x" * 1000,
+    FAMILY * 200,
+    "&" * 400,                     # escaping multiplies the length by five
+    "a" * 297 + "&&&&&&",          # the cut falls inside "&amp;"
+    "<!channel> " * 60,
+    "line\n" * 200,
+])
+def test_fallback_text_is_short_escaped_and_whole(text: str) -> None:
+    answer = make_answer([text])
+    fallback = fallback_text(answer)
+    full = escape(answer.text.replace("\n", " "))
+
+    assert len(fallback) <= FALLBACK_LIMIT
+    assert "<" not in fallback and ">" not in fallback and "\n" not in fallback
+    assert regex.search(r"&(?!amp;|lt;|gt;)", fallback) is None  # no half entity such as "&am"
+    assert fallback.endswith("…")
+    kept = fallback[:-1]
+    assert full.startswith(kept) and len(kept) in boundaries(full)  # a prefix cut between graphemes
+
+
+def test_fallback_text_keeps_a_short_answer_as_is() -> None:
+    assert fallback_text(make_answer(["600 requests per minute & more"])) == "600 requests per minute &amp; more [1]"
+
+
+@pytest.mark.parametrize("value", ["", "up", "up:", "sideways:abc", "abc"])
+def test_parse_vote_value_rejects_malformed_values(value: str) -> None:
+    with pytest.raises(ValueError):
+        parse_vote_value(value)

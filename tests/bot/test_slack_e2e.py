@@ -1,0 +1,479 @@
+"""End to end: real signed HTTP requests into the real aiohttp app, Web API calls into a local fake Slack.
+
+Nothing of slack-bolt or slack-sdk is mocked: events, clicks and slash commands are signed with the app's
+signing secret and POSTed to ``/slack/events`` of `bot.server.create_web_app`; the app's AsyncWebClient
+talks to `tests.fakes.slack_api.FakeSlack`. Bolt acks first and runs listeners afterwards
+(``process_before_response=False``), so tests wait for the fake to record the reply; "nothing posted"
+cases sleep briefly and then send a control question that must be answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest_asyncio
+from aiohttp.test_utils import TestServer
+
+from bot.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
+from bot.blocks import FEEDBACK_ACTION
+from bot.replies import FAILURE_TEXT, NOT_READY_TEXT
+from bot.server import EVENTS_PATH, create_web_app
+from feedback import FeedbackStore
+from knowledge import KnowledgeBase
+from tests.fakes.fixtures import signed_request_headers
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
+
+SECRET = "test-signing-secret"
+PRO_QUESTION = "what is the API rate limit on the Pro plan?"
+# Retrieves runbooks/incident-response.md with high confidence (its "Declaring" section, with <!channel>).
+INCIDENT_QUESTION = "how do I announce a SEV1 incident?"
+UNANSWERABLE = "what's the parental leave policy?"
+REFUSAL_TEXT = "I couldn't find this in the knowledge base."
+QUIET_SECONDS = 0.5  # how long a "nothing is posted" case waits before it checks
+
+
+@dataclass
+class Bot:
+    """One running app: its aiohttp server, the fake Slack it posts to, and its feedback store."""
+
+    fake: FakeSlack
+    store: FeedbackStore
+    server: TestServer
+    session: aiohttp.ClientSession
+
+    def __post_init__(self) -> None:
+        self._serial = itertools.count(1)
+
+    def next_ts(self) -> str:
+        return f"1700000000.{next(self._serial):06d}"
+
+    async def post(self, body: bytes, *, timestamp: int | None = None, secret: str = SECRET,
+                   extra_headers: dict[str, str] | None = None) -> int:
+        """POSTs a signed request to /slack/events; returns the HTTP status."""
+        headers = {**signed_request_headers(secret, body, timestamp), **(extra_headers or {})}
+        async with self.session.post(self.server.make_url(EVENTS_PATH), data=body, headers=headers) as response:
+            await response.read()
+            return response.status
+
+    async def send_event(self, event: dict, *, event_id: str | None = None, retry_num: int | None = None) -> int:
+        """Delivers an ``event_callback`` envelope around ``event``."""
+        envelope = {
+            "token": "legacy-verification-token",
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(self._serial):08d}",
+            "event_time": int(time.time()),
+            "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True,
+                                "is_enterprise_install": False}],
+        }
+        extra = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"} if retry_num else None
+        return await self.post(json.dumps(envelope).encode(), extra_headers=extra)
+
+    async def mention(self, question: str, *, channel: str = "C1", user: str = "U1", thread_ts: str | None = None,
+                      **extra) -> dict:
+        """Sends ``<@UBOT> question`` as an app_mention; returns the event (its ``ts`` is the thread)."""
+        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {question}", "ts": self.next_ts(),
+                 "channel": channel, **extra}
+        event["event_ts"] = event["ts"]
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        assert await self.send_event(event) == 200
+        return event
+
+    async def click(self, value: str, *, answer_message: dict, user: str = "U1",
+                    action_id: str = FEEDBACK_ACTION) -> int:
+        """Clicks a 👍/👎 button on ``answer_message`` (a recorded chat.postMessage body)."""
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T1"},
+            "api_app_id": "A1",
+            "token": "legacy-verification-token",
+            "container": {"type": "message", "message_ts": "1700000001.000001", "channel_id": answer_message["channel"],
+                          "is_ephemeral": False, "thread_ts": answer_message["thread_ts"]},
+            "trigger_id": "123.456.abc",
+            "team": {"id": "T1", "domain": "minerva-test"},
+            "channel": {"id": answer_message["channel"], "name": "general"},
+            "message": {"type": "message", "user": BOT_USER_ID, "bot_id": "BBOT", "ts": "1700000001.000001",
+                        "thread_ts": answer_message["thread_ts"], "text": answer_message["text"],
+                        "blocks": answer_message.get("blocks", [])},
+            "response_url": self.fake.response_url("action"),
+            "actions": [{"type": "feedback_buttons", "action_id": action_id, "block_id": "fb",
+                         "value": value, "action_ts": str(time.time())}],
+        }
+        return await self.post(urlencode({"payload": json.dumps(payload)}).encode())
+
+    async def slash_ask(self, text: str, *, response_key: str = "cmd-1") -> int:
+        """Sends ``/ask text`` as Slack does: form fields, with a response_url on the fake."""
+        form = {
+            "token": "legacy-verification-token", "team_id": "T1", "team_domain": "minerva-test",
+            "channel_id": "C2", "channel_name": "general", "user_id": "U2", "user_name": "bob",
+            "command": "/ask", "text": text, "api_app_id": "A1", "is_enterprise_install": "false",
+            "response_url": self.fake.response_url(response_key), "trigger_id": "123.456.def",
+        }
+        return await self.post(urlencode(form).encode())
+
+    async def posts(self, count: int = 1) -> list[dict]:
+        """Waits for ``count`` chat.postMessage calls; returns all their bodies."""
+        return [call["body"] for call in await self.fake.wait_for("chat.postMessage", count=count)]
+
+    def answer_rows(self) -> list[dict]:
+        return list(self.store.db.query("SELECT * FROM answers ORDER BY created_at"))
+
+    def vote_rows(self) -> list[dict]:
+        return list(self.store.db.query("SELECT * FROM votes"))
+
+
+BotFactory = Callable[..., Awaitable[Bot]]
+
+
+@pytest_asyncio.fixture
+async def start_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_settings) -> AsyncIterator[BotFactory]:
+    """Starts the real app on a TestServer (127.0.0.1, free port) with a fresh FeedbackStore in tmp_path."""
+    async with AsyncExitStack() as stack:
+        async def start(kb=None) -> Bot:
+            store = FeedbackStore.open(tmp_path / "feedback.sqlite")
+            stack.callback(store.close)
+            executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-minerva")
+            stack.callback(executor.shutdown, wait=False)
+            app = build_app(kb or sample_kb, store, sample_settings, client=make_client("xoxb-test", fake_slack.url),
+                            signing_secret=SECRET, executor=executor)
+            server = TestServer(create_web_app(app), host="127.0.0.1")
+            await server.start_server()
+            stack.push_async_callback(server.close)
+            session = await stack.enter_async_context(aiohttp.ClientSession())
+            return Bot(fake_slack, store, server, session)
+
+        yield start
+        await asyncio.sleep(0.05)  # let Bolt's background listeners finish before the fake stops
+
+
+@pytest_asyncio.fixture
+async def bot(start_bot: BotFactory) -> Bot:
+    return await start_bot()
+
+
+def blocks_of_type(message: dict, block_type: str) -> list[dict]:
+    return [b for b in message.get("blocks") or [] if b["type"] == block_type]
+
+
+def answer_id_of(message: dict) -> str:
+    (actions,) = blocks_of_type(message, "context_actions")
+    return actions["elements"][0]["positive_button"]["value"].split(":", 1)[1]
+
+
+# --- answering ------------------------------------------------------------------------------------------
+
+
+async def test_mention_is_answered_once_in_the_thread_with_quote_citation_and_buttons(bot: Bot) -> None:
+    event = await bot.mention(PRO_QUESTION)
+
+    (message,) = await bot.posts()
+    await asyncio.sleep(QUIET_SECONDS)
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1
+    assert message["channel"] == "C1" and message["thread_ts"] == event["ts"]
+    assert message["text"] and len(message["text"]) <= 300
+    sections = [b["text"]["text"] for b in blocks_of_type(message, "section")]
+    assert any(text.startswith("> ") and "| Pro | 600 | 100 |" in text for text in sections)  # quoted, not paraphrased
+    citations = [e["text"] for b in blocks_of_type(message, "context") for e in b["elements"]]
+    citation = re.compile(r"^\[1\] <https://wiki\.nimbus\.example/api/rate-limits\.md\|API rate limits> .*"
+                          r" · updated (today|1 day ago|\d+ days ago)$")
+    assert any(citation.match(c) for c in citations), citations
+    (actions,) = blocks_of_type(message, "context_actions")
+    (buttons,) = actions["elements"]
+    assert buttons["type"] == "feedback_buttons" and buttons["action_id"] == FEEDBACK_ACTION
+    answer_id = answer_id_of(message)
+    assert buttons["positive_button"]["value"] == f"up:{answer_id}"
+    assert buttons["negative_button"]["value"] == f"down:{answer_id}"
+
+    row = bot.store.get_answer(answer_id)
+    assert row is not None
+    assert (row["channel"], row["thread_ts"], row["user_id"]) == ("C1", event["ts"], "U1")
+    assert row["question"] == PRO_QUESTION and row["refused"] is False and row["source"] == "slack"
+    assert "api:rate-limits.md" in row["cited_doc_ids"]
+
+
+async def test_mention_inside_a_thread_is_answered_in_that_thread(bot: Bot) -> None:
+    await bot.mention(PRO_QUESTION, thread_ts="1699999999.000001")
+    (message,) = await bot.posts()
+    assert message["thread_ts"] == "1699999999.000001"
+
+
+async def test_slack_retry_of_the_same_event_posts_one_answer(bot: Bot) -> None:
+    event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER_ID}> {PRO_QUESTION}", "ts": bot.next_ts(),
+             "channel": "C1"}
+
+    statuses = await asyncio.gather(bot.send_event(event, event_id="EvRETRY1"),
+                                    bot.send_event(event, event_id="EvRETRY1", retry_num=1))
+    await bot.posts()
+    assert await bot.send_event(event, event_id="EvRETRY1", retry_num=2) == 200  # a late retry, too
+    await asyncio.sleep(QUIET_SECONDS)
+
+    assert statuses == [200, 200]
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1
+    assert len(bot.answer_rows()) == 1
+
+
+async def test_one_message_seen_as_app_mention_and_message_im_is_answered_once(bot: Bot) -> None:
+    ts = bot.next_ts()
+    text = f"<@{BOT_USER_ID}> {PRO_QUESTION}"
+    await bot.send_event({"type": "message", "channel_type": "im", "channel": "D1", "user": "U1", "text": text, "ts": ts})
+    await bot.send_event({"type": "app_mention", "channel": "D1", "user": "U1", "text": text, "ts": ts})
+
+    await bot.posts()
+    await asyncio.sleep(QUIET_SECONDS)
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1
+
+
+async def test_direct_message_is_answered_in_its_thread(bot: Bot) -> None:
+    ts = bot.next_ts()
+    await bot.send_event({"type": "message", "channel_type": "im", "channel": "D1", "user": "U1",
+                          "text": PRO_QUESTION, "ts": ts, "event_ts": ts})
+
+    (message,) = await bot.posts()
+    assert (message["channel"], message["thread_ts"]) == ("D1", ts)
+    assert answer_id_of(message)
+    (row,) = bot.answer_rows()
+    assert (row["channel"], row["thread_ts"], row["user_id"]) == ("D1", ts, "U1")
+
+
+async def test_slash_ask_answers_through_the_response_url(bot: Bot) -> None:
+    assert await bot.slash_ask(PRO_QUESTION, response_key="cmd-7") == 200
+
+    (call,) = await bot.fake.wait_for("response_url")
+    assert call["path"] == "/response/cmd-7"
+    reply = call["body"]
+    assert reply["response_type"] == "in_channel"
+    assert any("| Pro | 600 |" in b["text"]["text"] for b in blocks_of_type(reply, "section"))
+    row = bot.store.get_answer(answer_id_of(reply))
+    assert (row["channel"], row["user_id"], row["thread_ts"]) == ("C2", "U2", None)
+    assert bot.fake.calls_to("chat.postMessage") == []
+
+
+async def test_empty_slash_ask_gets_a_private_hint(bot: Bot) -> None:
+    await bot.slash_ask("   ")
+    (call,) = await bot.fake.wait_for("response_url")
+    assert call["body"]["response_type"] == "ephemeral"
+    assert call["body"]["text"].startswith("The question is empty")
+    assert "blocks" not in call["body"]
+
+
+async def test_quoted_mentions_from_a_document_never_ping(bot: Bot) -> None:
+    await bot.mention(INCIDENT_QUESTION)
+
+    (message,) = await bot.posts()
+    answer_id = answer_id_of(message)
+    assert "runbooks:incident-response.md" in bot.store.get_answer(answer_id)["cited_doc_ids"]
+    posted = json.dumps({"text": message["text"], "blocks": message["blocks"]}, ensure_ascii=False)
+    assert "&lt;!channel&gt;" in posted and "&lt;@U12345&gt;" in posted
+    for raw in ("<!channel>", "<!here>", "<!everyone>", "<@U12345>"):
+        assert raw not in posted
+    # The only "<" left are links we built ourselves: <https://…|Title>.
+    assert all(chunk.startswith("https://") for chunk in posted.split("<")[1:])
+
+
+async def test_rate_limited_post_is_retried_and_posted_once(bot: Bot) -> None:
+    bot.fake.fail_next("chat.postMessage", status=429, retry_after=1)
+    event = await bot.mention(PRO_QUESTION)
+
+    first, second = await bot.posts(count=2)
+    await asyncio.sleep(QUIET_SECONDS)
+    assert len(bot.fake.calls_to("chat.postMessage")) == 2  # the 429, then one successful retry
+    assert first == second and second["thread_ts"] == event["ts"]
+    assert FAILURE_TEXT not in json.dumps(second)
+    assert len(bot.answer_rows()) == 1
+
+
+async def test_rejected_blocks_still_leave_the_user_a_message(bot: Bot) -> None:
+    bot.fake.fail_next("chat.postMessage", error="invalid_blocks")
+    event = await bot.mention(PRO_QUESTION)
+
+    _, apology = await bot.posts(count=2)
+    assert apology.items() >= {"channel": "C1", "thread_ts": event["ts"], "text": FAILURE_TEXT}.items()
+    assert "blocks" not in apology
+
+
+async def test_bot_messages_and_unmentioned_channel_messages_are_ignored(bot: Bot) -> None:
+    text = f"<@{BOT_USER_ID}> {PRO_QUESTION}"
+    await bot.send_event({"type": "app_mention", "channel": "C1", "user": "U2", "bot_id": "B2", "text": text,
+                          "ts": bot.next_ts()})
+    await bot.send_event({"type": "message", "subtype": "bot_message", "channel_type": "im", "channel": "D1",
+                          "bot_id": "B2", "text": PRO_QUESTION, "ts": bot.next_ts()})
+    await bot.send_event({"type": "message", "channel_type": "im", "channel": "D1", "user": "U2", "bot_id": "B2",
+                          "text": PRO_QUESTION, "ts": bot.next_ts()})
+    await bot.send_event({"type": "message", "channel_type": "im", "channel": "D1", "user": BOT_USER_ID,
+                          "text": PRO_QUESTION, "ts": bot.next_ts()})  # our own message
+    await bot.send_event({"type": "message", "channel_type": "channel", "channel": "C1", "user": "U1",
+                          "text": PRO_QUESTION, "ts": bot.next_ts()})  # no mention
+
+    await asyncio.sleep(QUIET_SECONDS)
+    assert bot.fake.calls_to("chat.postMessage") == []
+    control = await bot.mention(PRO_QUESTION)  # the app is alive: a real mention is answered
+    (message,) = await bot.posts()
+    await asyncio.sleep(0.2)
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1 and message["thread_ts"] == control["ts"]
+    assert len(bot.answer_rows()) == 1
+
+
+async def test_empty_question_gets_a_short_hint_in_the_thread(bot: Bot) -> None:
+    event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER_ID}>   ", "ts": bot.next_ts(), "channel": "C1"}
+    await bot.send_event(event)
+
+    (message,) = await bot.posts()
+    assert message["thread_ts"] == event["ts"]
+    assert message["text"].startswith("The question is empty") and len(message["text"]) < 200
+    assert "blocks" not in message  # an empty blocks array would be invalid_blocks on Slack
+    assert bot.answer_rows() == []
+
+
+async def test_very_long_question_gets_a_too_long_message(bot: Bot) -> None:
+    event = await bot.mention("w" * 40_000)
+
+    (message,) = await bot.posts()
+    assert message["thread_ts"] == event["ts"]
+    assert "40,000 characters long" in message["text"] and "limit is 2,000" in message["text"]
+    assert "shorter question" in message["text"]
+    assert bot.answer_rows() == []
+
+
+async def test_unanswerable_question_is_refused_and_recorded_as_refused(bot: Bot) -> None:
+    event = await bot.mention(UNANSWERABLE)
+
+    (message,) = await bot.posts()
+    assert message["text"] == REFUSAL_TEXT
+    assert [b["text"]["text"] for b in message["blocks"]] == [REFUSAL_TEXT]
+    assert blocks_of_type(message, "context_actions") == []
+    (row,) = bot.answer_rows()
+    assert row["refused"] == 1 and row["thread_ts"] == event["ts"] and row["cited_doc_ids"] == "[]"
+
+
+class BrokenKnowledgeBase(KnowledgeBase):
+    """A knowledge base whose every question fails unexpectedly (a bug, a vanished file...)."""
+
+    def ask(self, question, *, where=None):
+        raise RuntimeError("index file vanished")
+
+
+async def test_unexpected_knowledge_base_error_still_answers_the_user(start_bot: BotFactory, sample_settings,
+                                                                      sample_home, embedder) -> None:
+    bot = await start_bot(BrokenKnowledgeBase(sample_settings, sample_home, embedder=embedder))
+    event = await bot.mention(PRO_QUESTION)
+
+    (message,) = await bot.posts()
+    assert message["text"] == FAILURE_TEXT and message["text"].startswith("Sorry, something went wrong")
+    assert message["thread_ts"] == event["ts"] and "index file vanished" not in json.dumps(message)
+    assert bot.answer_rows() == []
+
+
+async def test_knowledge_base_not_ingested_says_so(start_bot: BotFactory, sample_settings, tmp_path, embedder) -> None:
+    bot = await start_bot(KnowledgeBase(sample_settings, tmp_path / "empty-home", embedder=embedder))
+    await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    assert message["text"] == NOT_READY_TEXT
+
+
+# --- signatures -------------------------------------------------------------------------------------------
+
+
+async def test_bad_signature_and_stale_timestamp_are_rejected(bot: Bot) -> None:
+    event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER_ID}> {PRO_QUESTION}", "ts": bot.next_ts(),
+             "channel": "C1"}
+    body = json.dumps({"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": "EvBAD",
+                       "event": event}).encode()
+
+    assert await bot.post(body, secret="not-the-secret") == 401
+    assert await bot.post(body, timestamp=int(time.time()) - 600) == 401
+    tampered = signed_request_headers(SECRET, body)
+    async with bot.session.post(bot.server.make_url(EVENTS_PATH), data=body.replace(b"U1", b"U9"),
+                                headers=tampered) as response:
+        assert response.status == 401
+
+    await asyncio.sleep(QUIET_SECONDS)
+    assert bot.fake.calls_to("chat.postMessage") == []
+    assert bot.answer_rows() == []
+
+
+async def test_healthz(bot: Bot) -> None:
+    async with bot.session.get(bot.server.make_url("/healthz")) as response:
+        assert response.status == 200 and await response.json() == {"ok": True}
+
+
+# --- feedback ---------------------------------------------------------------------------------------------
+
+
+async def test_vote_clicks_upsert_one_row_and_confirm_privately(bot: Bot) -> None:
+    event = await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    answer_id = answer_id_of(message)
+
+    assert await bot.click(f"up:{answer_id}", answer_message=message) == 200
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"].items() >= {"channel": "C1", "user": "U1", "text": VOTE_THANKS["up"],
+                                       "thread_ts": event["ts"]}.items()
+    assert [(v["answer_id"], v["user_id"], v["value"]) for v in bot.vote_rows()] == [(answer_id, "U1", "up")]
+
+    await bot.click(f"down:{answer_id}", answer_message=message)
+    confirms = await bot.fake.wait_for("chat.postEphemeral", count=2)
+    assert confirms[1]["body"]["text"] == VOTE_THANKS["down"]
+    assert [(v["answer_id"], v["user_id"], v["value"]) for v in bot.vote_rows()] == [(answer_id, "U1", "down")]
+
+    await bot.click(f"down:{answer_id}", answer_message=message)
+    confirms = await bot.fake.wait_for("chat.postEphemeral", count=3)
+    assert confirms[2]["body"]["text"] == VOTE_UNCHANGED
+    assert [(v["answer_id"], v["user_id"], v["value"]) for v in bot.vote_rows()] == [(answer_id, "U1", "down")]
+    await asyncio.sleep(0.2)
+    assert len(bot.fake.calls_to("chat.postEphemeral")) == 3
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1  # votes never post in the channel
+
+
+async def test_vote_on_unknown_answer_is_not_saved(bot: Bot) -> None:
+    message = {"channel": "C1", "thread_ts": "1700000000.000001", "text": "an answer from another database"}
+
+    assert await bot.click("up:0123456789abcdef0123456789abcdef", answer_message=message) == 200
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == VOTE_UNKNOWN and "no longer have a record" in VOTE_UNKNOWN
+    assert bot.vote_rows() == []
+
+
+async def test_vote_with_a_malformed_value_is_not_saved(bot: Bot) -> None:
+    message = {"channel": "C1", "thread_ts": "1700000000.000001", "text": "x"}
+    await bot.click("sideways:abc", answer_message=message)
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == VOTE_UNKNOWN and bot.vote_rows() == []
+
+
+async def test_vote_when_the_store_fails_still_answers_the_voter(bot: Bot) -> None:
+    await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    bot.store.close()  # every later store call raises StoreUnavailable
+
+    await bot.click(f"up:{answer_id_of(message)}", answer_message=message)
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == VOTE_FAILED
+
+
+# --- App Home ---------------------------------------------------------------------------------------------
+
+
+async def test_app_home_shows_how_to_ask_and_the_index_size(bot: Bot) -> None:
+    await bot.send_event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home",
+                          "event_ts": bot.next_ts()})
+
+    (call,) = await bot.fake.wait_for("views.publish")
+    assert call["body"]["user_id"] == "U1"
+    view = call["body"]["view"]
+    assert view["type"] == "home" and len(view["blocks"]) <= 100
+    texts = json.dumps(view["blocks"])
+    assert "/ask" in texts and " documents, " in texts and "passages" in texts

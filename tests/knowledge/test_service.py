@@ -1,0 +1,92 @@
+"""KnowledgeBase.ask on the bundled sample knowledge base: citations, refusals, question validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import KnowledgeBase, QuestionInvalid, SearchFilter, validate_question
+from knowledge.answering import REFUSAL_TEXT
+
+
+def test_answer_cites_title_url_and_heading(sample_kb):
+    answer = sample_kb.ask("  what's the API rate limit for Pro customers?  ")
+
+    assert not answer.refused
+    assert answer.question == "what's the API rate limit for Pro customers?"
+    first = answer.citations[0]
+    assert (first.number, first.doc_id, first.title) == (1, "api:rate-limits.md", "API rate limits")
+    assert first.url == "https://wiki.nimbus.example/api/rate-limits.md"
+    assert first.heading and first.heading == answer.passages[0].heading
+    assert set(first.heading.split(" › ")) <= set(answer.passages[0].heading_path)
+    assert 0.0 <= first.score <= 1.0
+    assert "[1]" in answer.text
+    assert [c.number for c in answer.citations] == list(range(1, len(answer.citations) + 1))
+    assert len(answer.passages) == len(answer.citation_numbers) == len(answer.quotes)
+    assert answer.answer_id and len(answer.answer_id) == 32
+    assert answer.latency_ms > 0
+    data = answer.to_json()
+    assert data["citations"][0] == {"doc_id": "api:rate-limits.md", "title": "API rate limits",
+                                    "url": "https://wiki.nimbus.example/api/rate-limits.md",
+                                    "score": round(first.score, 4)}
+
+
+def test_quotes_are_source_text(sample_kb):
+    answer = sample_kb.ask("what's the API rate limit for Pro customers?")
+
+    for passage, quoted in zip(answer.passages, answer.quotes):
+        assert quoted.rstrip(" …") in passage.text
+
+
+def test_off_topic_question_is_refused(sample_kb):
+    answer = sample_kb.ask("what's the recipe for lasagna?")
+
+    assert answer.refused
+    assert answer.text == REFUSAL_TEXT
+    assert answer.citations == [] and answer.passages == []
+    assert answer.retrieved  # candidates are still recorded for the feedback log
+
+
+def test_expired_document_is_never_cited(sample_kb):
+    answer = sample_kb.ask("customer wants to use SUMMER25, does it still work?")
+
+    assert all(c.doc_id != "plans:summer-2025-sale.md" for c in answer.citations)
+    assert all(r["doc_id"] != "plans:summer-2025-sale.md" for r in answer.retrieved)
+
+
+def test_collection_filter_applies_to_answers(sample_kb):
+    answer = sample_kb.ask("what's the API rate limit for Pro customers?",
+                           where=SearchFilter(collections=frozenset({"runbooks"})))
+
+    assert all(r["doc_id"].startswith("runbooks:") for r in answer.retrieved)
+    assert all(c.doc_id.startswith("runbooks:") for c in answer.citations)
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t "])
+def test_empty_question_is_invalid(sample_kb, question):
+    with pytest.raises(QuestionInvalid, match=r"^The question is empty: ask something"):
+        sample_kb.ask(question)
+
+
+def test_oversized_question_is_invalid_and_says_the_limit(sample_kb):
+    with pytest.raises(QuestionInvalid) as excinfo:
+        sample_kb.ask("why " * 10_000)
+
+    assert str(excinfo.value) == (
+        "The question is 39,999 characters long; the limit is 2,000. "
+        "Please ask a shorter question (paste long logs into a file instead)."
+    )
+
+
+def test_question_at_the_limit_is_accepted():
+    assert validate_question("x" * 2000, 2000) == "x" * 2000
+    with pytest.raises(QuestionInvalid, match="2,001 characters"):
+        validate_question("x" * 2001, 2000)
+
+
+def test_ask_before_any_sync_says_to_ingest(sample_settings, tmp_path, embedder):
+    from knowledge import IndexNotBuilt
+
+    kb = KnowledgeBase(sample_settings, tmp_path, embedder=embedder)
+
+    with pytest.raises(IndexNotBuilt, match="run `minerva ingest` first"):
+        kb.ask("anything?")
