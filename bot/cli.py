@@ -288,6 +288,11 @@ class _progress_bar:
             self.bar.close()
 
 
+from bot.cli_plugins import register_all  # noqa: E402
+
+register_all(cli)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="minerva")
