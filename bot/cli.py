@@ -166,6 +166,38 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
             click.echo(f"{r['rank']}. [{r['score']:.2f}] {r['title']} › {r['heading'] or '-'}  ({r['doc_id']})")
 
 
+@cli.command()
+@click.option("--archived", "stage", flag_value="archived", help="Only archived documents (older versions).")
+@click.option("--deprecated", "stage", flag_value="deprecated", help="Only deprecated documents.")
+@click.option("--active", "stage", flag_value="active", help="Only active (searchable) documents.")
+@click.option("--expired", is_flag=True, default=None, help="Only documents past their expires_at (TTL).")
+@click.option("--collection", default=None, help="Only this collection.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document.")
+@click.pass_obj
+def docs(obj: Context, stage: str | None, expired: bool | None, collection: str | None, as_json: bool) -> None:
+    """List indexed documents with stage (active/archived/deprecated), version, expiry and size."""
+    from knowledge import KnowledgeError
+    from knowledge.catalog import list_documents
+
+    try:
+        rows = list_documents(obj.kb.index(), stage=stage, expired=expired, collection=collection)
+    except KnowledgeError as exc:
+        _fail(exc)
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps({k: row.get(k) for k in DOC_FIELDS}, ensure_ascii=False))
+            continue
+        version = f" v{row['version']}" if row.get("version") else ""
+        expiry = " EXPIRED" if row["expired"] else (f" expires {row['expires_at'][:10]}" if row.get("expires_at") else "")
+        click.echo(f"{row['stage']:<10} {row['doc_id']}{version}{expiry}  ({row['n_chunks']} chunks)")
+    if not as_json:
+        click.echo(f"{len(rows)} documents", err=True)
+
+
+DOC_FIELDS = ("doc_id", "collection", "title", "url", "owner", "stage", "version_family", "version", "last_modified",
+              "indexed_at", "expires_at", "expired", "visibility", "language", "n_chunks")
+
+
 def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages: str | None):
     """Evaluate a KB question set folder (questions.jsonl) with a progress bar; returns the results."""
     from tqdm import tqdm

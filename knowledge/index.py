@@ -145,7 +145,7 @@ def write_generation(
 
 
 def load_generation(home: Path, *, model: str | None = None, ef: int = 100) -> LoadedIndex:
-    """Load the live generation.
+    """Load the live generation (the one CURRENT names).
 
     Args:
         home: MINERVA_HOME.
@@ -159,11 +159,22 @@ def load_generation(home: Path, *, model: str | None = None, ef: int = 100) -> L
     name = current_generation(home)
     if name is None:
         raise IndexNotBuilt(f"no index under {index_root(home)} yet: run `minerva ingest` first")
-    folder = index_root(home) / name
+    return load_generation_dir(index_root(home) / name, model=model, ef=ef)
+
+
+def load_generation_dir(folder: Path, *, model: str | None = None, ef: int = 100) -> LoadedIndex:
+    """Load one complete generation folder, live or not (e.g. a candidate checked before the switch).
+
+    Raises:
+        IndexNotBuilt: the folder or its manifest is unreadable.
+        IndexIncompatible: another format, or built with another model than ``model``.
+    """
+    folder = Path(folder)
+    name = folder.name
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise IndexNotBuilt(f"live generation {name} is unreadable ({exc}); run `minerva ingest` to rebuild") from exc
+        raise IndexNotBuilt(f"generation {name} is unreadable ({exc}); run `minerva ingest` to rebuild") from exc
     if manifest.get("format") != FORMAT_VERSION:
         raise IndexIncompatible(f"index format {manifest.get('format')} != {FORMAT_VERSION}: run `minerva ingest`")
     if model is not None and manifest["model"] != model:

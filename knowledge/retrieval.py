@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from config import Settings
+from knowledge.catalog import is_expired
 from knowledge.embedding import Embedder
 from knowledge.index import LoadedIndex
 from knowledge.scoring import calibrate, convex_fusion, reciprocal_rank_fusion
@@ -129,7 +130,7 @@ class Retriever:
                 continue
             if doc.get("visibility") == "restricted" and not where.allow_restricted:
                 continue
-            if doc.get("expires_at") and datetime.fromisoformat(doc["expires_at"]) <= now:
+            if is_expired(doc, now):
                 continue
             ok_docs.add(doc_id)
         return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))

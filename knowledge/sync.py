@@ -22,12 +22,15 @@ from filelock import FileLock
 from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, EmbeddingCache
+from knowledge.gate import DuplicateGate
+from knowledge.git_source import list_git
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import parse_document
 from knowledge.sources import SourceFile, list_folder, read_text
 from knowledge.types import SyncReport
+from knowledge.versions import STAGES, assign_stages, family_of
 
 log = structlog.get_logger(__name__)
 
@@ -70,9 +73,14 @@ def sync(
         chunker = _chunker_signature(settings.chunking)
         documents, new_chunks, removed = {}, {}, set()
         prev_docs = previous.documents if previous else {}
+        commits = dict(previous.manifest.get("commits", {})) if previous else {}
         for source in sources:
+            changed_paths = None
             try:
-                files, ignored = list_folder(source)
+                if source.git:
+                    files, ignored, changed_paths, commits[source.name] = list_git(source, commits.get(source.name))
+                else:
+                    files, ignored = list_folder(source)
             except SourceMissing as exc:
                 if not reconcile_all:
                     raise
@@ -83,6 +91,10 @@ def sync(
             seen = set()
             for file in files:
                 seen.add(file.doc_id)
+                old = prev_docs.get(file.doc_id)
+                if changed_paths is not None and old and file.rel_path not in changed_paths and old["chunker"] == chunker:
+                    documents[file.doc_id] = old  # unchanged since the last synced commit: not even read
+                    continue
                 _sync_file(file, source, settings, chunker, prev_docs.get(file.doc_id), documents, new_chunks, report)
             removed |= {k for k, d in prev_docs.items() if d["collection"] == source.name and k not in seen}
         synced = {s.name for s in sources}
@@ -93,13 +105,17 @@ def sync(
                 removed.add(doc_id)
         report.deleted = sorted(removed)
         report.unchanged = sum(1 for d in documents if d not in new_chunks)
-        if previous is not None and not (report.added or report.changed or report.deleted):
+        before = {d: doc.get("stage") for d, doc in documents.items()}
+        report.warnings.extend(assign_stages(documents))
+        report.archived = sorted(d for d, doc in documents.items() if doc["stage"] == "archived")
+        stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
+        if previous is not None and not (report.added or report.changed or report.deleted or stages_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
             report.seconds = time.perf_counter() - started
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
             return report
-        chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, progress, report)
+        chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, settings, progress, report)
         report.generation = write_generation(
             home,
             model=embedder.name,
@@ -108,7 +124,7 @@ def sync(
             chunks=chunks,
             vectors=vectors,
             retrieval=settings.retrieval,
-            extra_manifest={"chunker": chunker},
+            extra_manifest={"chunker": chunker, "commits": commits},
             before_switch=before_switch,
         )
         report.chunks_total = len(chunks)
@@ -164,12 +180,14 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
 
 
 def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: str, chunker: str) -> dict:
+    """The document record stored in a generation (documents.json); see DESIGN.md "Documents and chunks"."""
     now = datetime.now(timezone.utc)
     last_modified = parsed.updated or file.mtime
     expires_at = parsed.expires_at
     if expires_at is None and source.ttl_days is not None:
         expires_at = last_modified + timedelta(days=source.ttl_days)
     meta = parsed.metadata
+    family, version = family_of(file.rel_path, meta, source.versions == "folders")
     return {
         "doc_id": file.doc_id,
         "collection": source.name,
@@ -183,6 +201,11 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "expires_at": expires_at.isoformat() if expires_at else None,
         "visibility": source.visibility,
         "stage": "active",
+        "declared_stage": _declared_stage(meta),
+        "version_family": family,
+        "version": version,
+        "versions_in_folders": source.versions == "folders",
+        "supersedes": f"{source.name}:{meta['supersedes']}" if meta.get("supersedes") else "",
         "language": str(meta.get("lang") or detect_language(parsed.body)),
         "mtime": file.mtime.isoformat(),
         "size": file.size,
@@ -191,34 +214,87 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
     }
 
 
-def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, home, progress, report):
-    """Chunks of every kept document (old vectors reused) plus new chunks (embedded through the cache)."""
-    kept_rows = []
-    chunks = []
+def _declared_stage(meta: dict) -> str:
+    """Stage set by the author in front matter: ``stage: deprecated|archived`` or ``deprecated: true``."""
+    stage = str(meta.get("stage") or "").lower()
+    if stage in STAGES:
+        return stage
+    return "deprecated" if meta.get("deprecated") is True else ""
+
+
+def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, home, settings, progress, report):
+    """Chunks of every kept document (old vectors reused) plus the new chunks the near-duplicate gate admits."""
+    kept_rows, chunks = [], []
     if previous is not None:
         for row, chunk in enumerate(previous.chunks):
             if chunk["doc_id"] in documents and chunk["doc_id"] not in new_chunks:
                 kept_rows.append(row)
                 chunks.append(chunk)
     fresh = [c for doc_chunks in new_chunks.values() for c in doc_chunks]
+    fresh_vectors = _embed_fresh(fresh, embedder, home, progress, report)
+    admitted = _gate(documents, new_chunks, fresh, fresh_vectors, previous, set(kept_rows), settings, report)
+    old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
+    vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors[admitted]])
+    return chunks + [fresh[i] for i in admitted], np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
+
+
+def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> np.ndarray:
     cache = EmbeddingCache(home / "embeddings.sqlite")
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, len(fresh))
+
     try:
-        done = 0
-
-        def step(n: int) -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress(done, len(fresh))
-
-        fresh_vectors, report.chunks_embedded = cache.embed(
+        vectors, report.chunks_embedded = cache.embed(
             embedder, [c["content_hash"] for c in fresh], [c["embedding_text"] for c in fresh], progress=step
         )
     finally:
         cache.close()
-    old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
-    vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors]) if len(fresh) else old_vectors
-    return chunks + fresh, np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
+    return vectors.reshape(-1, embedder.dim)
+
+
+def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[int], settings, report) -> list[int]:
+    """Indexes into ``fresh`` of the chunks to add. Earlier documents (by last_modified) are admitted first,
+    so of an original and its later copy, the copy is the duplicate."""
+    if not settings.hygiene.gate:
+        return list(range(len(fresh)))
+    def family_key(doc_id: str) -> str:
+        doc = documents[doc_id]
+        return f"{doc['collection']}:{doc['version_family']}" if doc.get("version_family") else ""
+
+    owners = []
+    if previous is not None:
+        owners = [(c["chunk_id"], c["doc_id"], family_key(c["doc_id"])) if row in kept_rows else None
+                  for row, c in enumerate(previous.chunks)]
+    gate = DuplicateGate(previous.dense if previous is not None else None, owners, fresh_vectors.shape[1],
+                         len(fresh), duplicate=settings.hygiene.duplicate, partial=settings.hygiene.partial)
+    start_of, position = {}, 0
+    for doc_id, doc_chunks in new_chunks.items():
+        start_of[doc_id] = position
+        position += len(doc_chunks)
+    admitted = []
+    for doc_id in sorted(new_chunks, key=lambda d: (documents[d]["last_modified"], d)):
+        rows = list(range(start_of[doc_id], start_of[doc_id] + len(new_chunks[doc_id])))
+        decisions = gate.check(fresh_vectors[rows], doc_id, family_key(doc_id))
+        keep = []
+        for row, decision in zip(rows, decisions):
+            entry = {"chunk_id": fresh[row]["chunk_id"], "of": decision.of, "similarity": round(decision.similarity, 4)}
+            if decision.kind == "duplicate":
+                report.duplicates.append(entry)
+                continue
+            if decision.kind == "partial":
+                report.partials.append(entry)
+            keep.append(row)
+        documents[doc_id]["duplicate_chunks"] = len(rows) - len(keep)
+        gate.admit(fresh_vectors[keep], [(fresh[r]["chunk_id"], doc_id, family_key(doc_id)) for r in keep])
+        admitted.extend(keep)
+    if report.duplicates:
+        log.info("sync.duplicates", count=len(report.duplicates), first=report.duplicates[0])
+    return sorted(admitted)
 
 
 def _load_previous(home: Path, model: str) -> LoadedIndex | None:

@@ -133,7 +133,9 @@ class SyncReport:
     """What one `sync` did. Counts are documents unless named ``chunks_*``.
 
     ``skipped`` holds ``(path, reason)`` pairs for files that could not be read or parsed; nothing else
-    is lost when a file is skipped.
+    is lost when a file is skipped. ``duplicates`` and ``partials`` list chunks stopped or queued by the
+    near-duplicate gate (``chunk_id``, ``of``, ``similarity``); ``archived`` the documents superseded by a
+    newer version; ``warnings`` decisions worth a look (e.g. two documents claiming the same version).
     """
 
     added: list[str] = field(default_factory=list)
@@ -141,6 +143,10 @@ class SyncReport:
     deleted: list[str] = field(default_factory=list)
     unchanged: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[dict] = field(default_factory=list)
+    partials: list[dict] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     chunks_total: int = 0
     chunks_embedded: int = 0
     generation: str = ""

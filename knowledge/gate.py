@@ -1,0 +1,88 @@
+"""The near-duplicate gate at ingest: each new chunk is compared with existing chunks by cosine similarity.
+
+DESIGN.md "Corpus hygiene": cosine ≥ 0.92 with an existing chunk → **duplicate** (not added, logged with the
+chunk it duplicates); a middle band (default 0.80–0.92) → **partial** (added, queued for review); below →
+**new**. A document's own chunks and chunks of other versions of its family never count. The comparison
+uses hnswlib (approximate k-NN), never an n×n matrix, so it scales with the corpus: existing chunks are
+searched in the live generation's index, new chunks in a small index built as the sync goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import hnswlib
+import numpy as np
+
+#: Neighbours examined per new chunk; enough to get past a document's own chunks and its versions.
+NEIGHBOURS = 16
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """Verdict on one new chunk: ``kind`` is "new", "partial" or "duplicate"; ``of`` the closest other chunk."""
+
+    kind: str
+    similarity: float
+    of: str = ""
+
+
+class DuplicateGate:
+    """Classifies new chunks against existing ones and against new chunks already admitted.
+
+    Args:
+        existing: the live generation's hnswlib index, or None.
+        existing_owner: per existing row, ``(chunk_id, doc_id, family_key)``; rows of documents being
+            replaced in this sync must map to None (they are not "existing" any more).
+        dim: vector length.
+        capacity: maximum number of new chunks.
+        duplicate: cosine at or above which a chunk is a duplicate (0.92, DESIGN.md).
+        partial: cosine at or above which a chunk is a partial duplicate (0.80, issue 3 default).
+    """
+
+    def __init__(self, existing: hnswlib.Index | None, existing_owner: list, dim: int, capacity: int,
+                 duplicate: float = 0.92, partial: float = 0.80):
+        self.existing = existing
+        self.existing_owner = existing_owner
+        self.duplicate = duplicate
+        self.partial = partial
+        self.fresh = hnswlib.Index(space="cosine", dim=dim)
+        self.fresh.init_index(max_elements=max(capacity, 1), M=16, ef_construction=100)
+        self.fresh.set_ef(64)
+        self.fresh_owner: list[tuple[str, str, str]] = []
+
+    def check(self, vectors: np.ndarray, doc_id: str, family_key: str) -> list[GateDecision]:
+        """Decide each chunk of one document. ``vectors``: float32 (n, dim), unit norm."""
+        if len(vectors) == 0:
+            return []
+        best_sim = np.full(len(vectors), -1.0)
+        best_of = [""] * len(vectors)
+        for index, owners in ((self.existing, self.existing_owner), (self.fresh, self.fresh_owner)):
+            count = index.get_current_count() if index is not None else 0
+            if count == 0:
+                continue
+            labels, distances = index.knn_query(vectors, k=min(NEIGHBOURS, count))
+            for i in range(len(vectors)):
+                for label, distance in zip(labels[i], distances[i]):
+                    owner = owners[label]
+                    if owner is None or owner[1] == doc_id or (family_key and owner[2] == family_key):
+                        continue
+                    similarity = 1.0 - float(distance)
+                    if similarity > best_sim[i]:
+                        best_sim[i], best_of[i] = similarity, owner[0]
+                    break  # neighbours come best first
+        return [GateDecision(self._kind(s), float(max(s, 0.0)), of) for s, of in zip(best_sim, best_of)]
+
+    def admit(self, vectors: np.ndarray, owners: list[tuple[str, str, str]]) -> None:
+        """Add admitted new chunks so later documents of this sync are compared with them too."""
+        if len(vectors):
+            start = len(self.fresh_owner)
+            self.fresh.add_items(vectors, np.arange(start, start + len(vectors)))
+            self.fresh_owner.extend(owners)
+
+    def _kind(self, similarity: float) -> str:
+        if similarity >= self.duplicate:
+            return "duplicate"
+        if similarity >= self.partial:
+            return "partial"
+        return "new"

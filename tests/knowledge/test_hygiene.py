@@ -1,0 +1,224 @@
+"""Ingest hygiene (issue 3): versions, the near-duplicate gate, TTL listing, Git change detection."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from config import Settings, SourceConfig
+from knowledge import KnowledgeBase
+from knowledge.catalog import list_documents
+from knowledge.versions import family_of, version_key
+from tests.conftest import CORPUS, SAMPLE_KB, needs_shared
+
+
+def _kb(tmp_path: Path, embedder, sources: list[SourceConfig], **hygiene) -> KnowledgeBase:
+    settings = Settings(sources=sources)
+    for key, value in hygiene.items():
+        setattr(settings.hygiene, key, value)
+    return KnowledgeBase(settings, tmp_path / "home", embedder=embedder)
+
+
+def _cited(answer) -> set[str]:
+    return {c.doc_id for c in answer.citations}
+
+
+# --- versions -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "meta", "folders", "expected"),
+    [
+        ("team_plan_v2.md", {}, False, ("team_plan", "2")),
+        ("plans/pricing-v3.md", {}, False, ("plans/pricing", "3")),
+        ("guide.v1.2.md", {}, False, ("guide", "1.2")),
+        ("onboarding.md", {"family": "onboarding", "version": 4}, False, ("onboarding", "4")),
+        ("v2.13.4/concepts/models.md", {}, True, ("concepts/models.md", "v2.13.4")),
+        ("README.md", {}, True, ("", "")),
+        ("leave.md", {}, False, ("", "")),
+    ],
+)
+def test_family_of_recognises_names_front_matter_and_folders(path, meta, folders, expected):
+    assert family_of(path, meta, folders) == expected
+
+
+def test_version_key_orders_numerically():
+    assert sorted(["v1.10.26", "v2.13.4", "v1.9.0"], key=version_key) == ["v1.9.0", "v1.10.26", "v2.13.4"]
+    assert sorted(["2025-02", "2021-12"], key=version_key) == ["2021-12", "2025-02"]
+
+
+def test_only_the_newest_team_plan_is_searchable(sample_kb):
+    archived = {d["doc_id"] for d in list_documents(sample_kb.index(), stage="archived")}
+    assert archived == {"plans:team_plan_v1.md", "plans:team_plan_v2.md"}
+    answer = sample_kb.ask("How much does the Team plan cost per user?")
+    assert "plans:team_plan_v3.md" in _cited(answer)
+    assert not _cited(answer) & archived
+    for mode in ("hybrid", "dense", "bm25"):
+        hits = sample_kb.search(["Team plan price per user per month"], top_k=30, mode=mode)[0]
+        assert not {p.doc_id for p in hits} & archived, mode
+
+
+def test_two_documents_claiming_the_same_version_keep_the_newest_with_a_warning(tmp_path, embedder):
+    folder = tmp_path / "plans"
+    folder.mkdir()
+    (folder / "plan_v2.md").write_text("---\ntitle: Plan v2\nupdated: 2026-01-01\n---\nThe plan costs 10 dollars.\n")
+    (folder / "plan-v2.md").write_text("---\ntitle: Plan v2 again\nupdated: 2026-03-01\n---\nThe plan costs 11 dollars.\n")
+    (folder / "plan_v1.md").write_text("---\ntitle: Plan v1\nupdated: 2025-01-01\n---\nThe plan costs 9 dollars.\n")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="plans", path=str(folder))])
+
+    report = kb.sync()
+
+    assert len(report.warnings) == 1 and "claim version 2" in report.warnings[0]
+    active = {d["doc_id"] for d in list_documents(kb.index(), stage="active")}
+    assert active == {"plans:plan-v2.md"}
+
+
+@needs_shared
+@pytest.mark.slow
+def test_versioned_snapshots_answer_only_from_the_current_version(tmp_path, embedder):
+    """Both handbook snapshots and both Pydantic versions ingested as versioned sources (kb-dev dev-029/031/035)."""
+    handbook, pydantic = tmp_path / "handbook", tmp_path / "pydantic"
+    for snapshot in ("2021-12", "2025-02"):
+        for page in ("tools/docker-hub.md", "general-information-and-resources/chicago.md"):
+            target = handbook / snapshot / page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(CORPUS / "tts-handbook" / snapshot / page, target)
+    for version, page in (("v1.10.26", "usage/validators.md"), ("v2.13.4", "concepts/validators.md")):
+        target = pydantic / version / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS / "pydantic-docs" / version / page, target)
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="handbook", path=str(handbook), versions="folders"),
+                                  SourceConfig(name="pydantic", path=str(pydantic), versions="folders")])
+
+    report = kb.sync()
+
+    assert set(report.archived) == {
+        "handbook:2021-12/tools/docker-hub.md",
+        "handbook:2021-12/general-information-and-resources/chicago.md",
+        "pydantic:v1.10.26/usage/validators.md",
+    }
+    questions = [
+        "how do i get added to the docker hub org? which slack channel do i ask",
+        "what floor is the TTS space on in the chicago JCK building?",
+        "whats the v2 equivalent of @validator(..., pre=True)",
+    ]
+    for question in questions:
+        passages = kb.search([question], top_k=10)[0]
+        assert passages, question
+        assert all("/2021-12/" not in p.doc_id and "v1.10.26" not in p.doc_id for p in passages), question
+    assert any("2025-02" in doc for doc in _cited(kb.ask(questions[0])))
+
+
+# --- the near-duplicate gate --------------------------------------------------------------------------
+
+
+def test_a_copied_page_is_stopped_as_duplicate_of_the_original(sample_home, sample_kb):
+    documents = sample_kb.index().documents
+    assert documents["runbooks:disk-full-copy.md"]["duplicate_chunks"] > 0
+    copy_chunks = [c for c in sample_kb.index().chunks if c["doc_id"] == "runbooks:disk-full-copy.md"]
+    original_chunks = [c for c in sample_kb.index().chunks if c["doc_id"] == "runbooks:disk-full.md"]
+    assert copy_chunks == [] and original_chunks, "the earlier original keeps its text, the later copy is dropped"
+
+
+def test_partial_overlap_is_admitted_and_queued(tmp_path, embedder):
+    folder = tmp_path / "runbooks"
+    folder.mkdir()
+    shutil.copyfile(SAMPLE_KB / "runbooks" / "disk-full.md", folder / "disk-full.md")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="runbooks", path=str(folder))], partial=0.5)
+    kb.sync()
+    text = (folder / "disk-full.md").read_text(encoding="utf-8")
+    body = text.split("---", 2)[2]
+    rewritten = body.replace("disk", "volume").replace("Disk", "Volume").replace("85%", "80%")
+    (folder / "volume-full.md").write_text("---\ntitle: Volume full\nupdated: 2026-10-01\n---\n" + rewritten)
+
+    report = kb.sync()
+
+    assert report.added == ["runbooks:volume-full.md"]
+    assert report.partials, "a reworded copy lands in the review band"
+    assert all(p["of"].startswith("runbooks:disk-full.md#") for p in report.partials)
+    indexed = {c["chunk_id"] for c in kb.index().chunks}
+    assert {p["chunk_id"] for p in report.partials} <= indexed
+
+
+def test_a_changed_document_is_not_a_duplicate_of_its_own_old_chunks(tmp_path, embedder):
+    folder = tmp_path / "runbooks"
+    shutil.copytree(SAMPLE_KB / "runbooks", folder, ignore=shutil.ignore_patterns("*.ko.md", "*copy*"))
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="runbooks", path=str(folder))])
+    kb.sync()
+    page = folder / "tls-certificate-expiry.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n\nRenewals are tracked in #ops-certs.\n", encoding="utf-8")
+
+    report = kb.sync()
+
+    assert report.changed == ["runbooks:tls-certificate-expiry.md"]
+    assert report.duplicates == []
+    assert any(c["doc_id"] == "runbooks:tls-certificate-expiry.md" for c in kb.index().chunks)
+
+
+# --- TTL -----------------------------------------------------------------------------------------------
+
+
+def test_expired_documents_are_listed_and_a_collection_ttl_applies(tmp_path, embedder):
+    folder = tmp_path / "sprints"
+    folder.mkdir()
+    (folder / "q3.md").write_text("---\ntitle: Q3 sprint plan\nupdated: 2026-07-01\n---\n# Goals\nShip the billing export.\n")
+    (folder / "q4.md").write_text("---\ntitle: Q4 sprint plan\nupdated: 2026-10-01\n---\n# Goals\nShip the audit log.\n")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="sprints", path=str(folder), ttl_days=92)])
+    kb.sync()
+    now = datetime(2026, 11, 30, tzinfo=timezone.utc)
+
+    expired = list_documents(kb.index(), expired=True, now=now)
+
+    assert [d["doc_id"] for d in expired] == ["sprints:q3.md"]
+    later = datetime(2027, 1, 2, tzinfo=timezone.utc)
+    assert len(list_documents(kb.index(), expired=True, now=later)) == 2
+
+
+# --- Git sources ---------------------------------------------------------------------------------------
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+
+def test_git_source_rereads_only_files_changed_since_the_last_synced_commit(tmp_path, embedder):
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_KB / "api", repo, ignore=shutil.ignore_patterns("*.ja.md", "*.html"))
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "add", ".")
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "docs")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="api", path=str(repo), git=True)])
+    first = kb.sync()
+    assert len(first.added) == len(list(repo.glob("*.md")))
+
+    (repo / "errors.md").write_text((repo / "errors.md").read_text() + "\n\nError 499 means the client gave up.\n")
+    (repo / "pagination.md").unlink()
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "edit")
+    (repo / "rate-limits.md").write_text("uncommitted edits are not synced\n")
+
+    report = kb.sync()
+
+    assert report.changed == ["api:errors.md"]
+    assert report.deleted == ["api:pagination.md"]
+    assert report.chunks_embedded >= 1
+    assert not any(c["doc_id"] == "api:pagination.md" for c in kb.index().chunks)
+    rate = [c for c in kb.index().chunks if c["doc_id"] == "api:rate-limits.md"]
+    assert rate and "uncommitted" not in rate[0]["text"]
+
+
+def test_a_50_mb_file_is_skipped_with_a_reason(tmp_path, embedder):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\nThe VPN gateway is vpn.nimbus.example.\n")
+    with open(folder / "huge.md", "wb") as fh:
+        fh.truncate(50 * 1024 * 1024)
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="docs", path=str(folder))])
+
+    report = kb.sync()
+
+    assert report.added == ["docs:good.md"]
+    assert [(p, r) for p, r in report.skipped if p == "docs:huge.md"][0][1].startswith("52,428,800 bytes is over")
