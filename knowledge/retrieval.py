@@ -128,12 +128,20 @@ class Retriever:
                 continue
             if where.collections is not None and doc["collection"] not in where.collections:
                 continue
-            if doc.get("visibility") == "restricted" and not where.allow_restricted:
+            if self._visibility(doc) == "restricted" and not where.allow_restricted:
                 continue
             if is_expired(doc, now):
                 continue
             ok_docs.add(doc_id)
         return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))
+
+    def _visibility(self, doc: dict) -> str:
+        """The configured visibility of the document's collection (so restricting a collection takes effect
+        at once, without a re-sync), else the visibility recorded at ingest."""
+        for source in self.settings.sources:
+            if source.name == doc["collection"]:
+                return source.visibility
+        return doc.get("visibility", "public")
 
     def _passage(self, row: int, cosine: float, bm25: float) -> Passage:
         chunk = self.index.chunks[row]
@@ -150,5 +158,5 @@ class Retriever:
             dense_score=cosine,
             bm25_score=bm25,
             last_modified=datetime.fromisoformat(doc["last_modified"]),
-            visibility=doc.get("visibility", "public"),
+            visibility=self._visibility(doc),
         )

@@ -10,6 +10,7 @@ cases sleep briefly and then send a control question that must be answered.
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import re
@@ -143,12 +144,12 @@ BotFactory = Callable[..., Awaitable[Bot]]
 async def start_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_settings) -> AsyncIterator[BotFactory]:
     """Starts the real app on a TestServer (127.0.0.1, free port) with a fresh FeedbackStore in tmp_path."""
     async with AsyncExitStack() as stack:
-        async def start(kb=None) -> Bot:
+        async def start(kb=None, settings=None) -> Bot:
             store = FeedbackStore.open(tmp_path / "feedback.sqlite")
             stack.callback(store.close)
             executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-minerva")
             stack.callback(executor.shutdown, wait=False)
-            app = build_app(kb or sample_kb, store, sample_settings, client=make_client("xoxb-test", fake_slack.url),
+            app = build_app(kb or sample_kb, store, settings or sample_settings, client=make_client("xoxb-test", fake_slack.url),
                             signing_secret=SECRET, executor=executor)
             server = TestServer(create_web_app(app), host="127.0.0.1")
             await server.start_server()
@@ -477,3 +478,46 @@ async def test_app_home_shows_how_to_ask_and_the_index_size(bot: Bot) -> None:
     assert view["type"] == "home" and len(view["blocks"]) <= 100
     texts = json.dumps(view["blocks"])
     assert "/ask" in texts and " documents, " in texts and "passages" in texts
+
+
+# --- visibility -----------------------------------------------------------------------------------------
+
+RUNBOOK_QUESTION = "how do I announce a SEV1 incident?"
+
+
+def _restricted_runbooks(sample_settings):
+    """The sample config with the runbooks collection restricted to user UOPS (no re-sync needed)."""
+    settings = copy.deepcopy(sample_settings)
+    settings.source("runbooks").visibility = "restricted"
+    settings.source("runbooks").allowed = ["UOPS"]
+    return settings
+
+
+async def test_restricted_documents_never_appear_in_channel_answers(start_bot: BotFactory, sample_settings,
+                                                                    sample_home, embedder) -> None:
+    settings = _restricted_runbooks(sample_settings)
+    bot = await start_bot(KnowledgeBase(settings, sample_home, embedder=embedder), settings)
+
+    await bot.mention(RUNBOOK_QUESTION, user="UOPS")  # even an allowed user: a channel is not private
+
+    (message,) = await bot.posts()
+    assert "runbooks:" not in json.dumps(message) and "/runbooks/" not in json.dumps(message)
+    (row,) = bot.answer_rows()
+    assert "restricted" not in row["visibility"]
+
+
+async def test_restricted_documents_are_used_in_dms_of_allowed_users_only(start_bot: BotFactory, sample_settings,
+                                                                          sample_home, embedder) -> None:
+    settings = _restricted_runbooks(sample_settings)
+    bot = await start_bot(KnowledgeBase(settings, sample_home, embedder=embedder), settings)
+
+    for user, channel in (("UOPS", "D1"), ("U1", "D2")):
+        ts = bot.next_ts()
+        await bot.send_event({"type": "message", "channel_type": "im", "channel": channel, "user": user,
+                              "text": RUNBOOK_QUESTION, "ts": ts, "event_ts": ts})
+    allowed, other = sorted(await bot.posts(2), key=lambda m: m["channel"])
+
+    assert "/runbooks/incident-response.md" in json.dumps(allowed)
+    assert "/runbooks/" not in json.dumps(other)
+    rows = {r["user_id"]: r for r in bot.answer_rows()}
+    assert "restricted" in rows["UOPS"]["visibility"]
