@@ -9,6 +9,7 @@ their vectors; new chunk texts go through the embedding cache, so unchanged text
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
@@ -114,7 +115,7 @@ def sync(
             report.chunks_total = len(previous.chunks)
             report.seconds = time.perf_counter() - started
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
-            return report
+            return _saved(home, report)
         chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, settings, progress, report)
         report.generation = write_generation(
             home,
@@ -139,7 +140,22 @@ def sync(
             chunks_embedded=report.chunks_embedded,
             seconds=round(report.seconds, 2),
         )
-        return report
+        return _saved(home, report)
+
+
+#: Sync reports kept under {home}/sync-reports (oldest removed first).
+KEEP_REPORTS = 100
+
+
+def _saved(home: Path, report: SyncReport) -> SyncReport:
+    """Write the report to ``{home}/sync-reports/<UTC time>.json`` (what changed, and why anything was skipped)."""
+    folder = home / "sync-reports"
+    folder.mkdir(exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    (folder / f"{stamp}.json").write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
+    for old in sorted(folder.glob("*.json"))[:-KEEP_REPORTS]:
+        old.unlink(missing_ok=True)
+    return report
 
 
 def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_chunks, report) -> None:
