@@ -20,7 +20,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.alert_buttons import handle_alert_button
 from bot.blocks import FEEDBACK_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
+from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
@@ -96,6 +98,14 @@ def build_app(
     app.action(FEEDBACK_ACTION)(on_vote)
     app.action(VOTE_UP_ACTION)(on_vote)
     app.action(VOTE_DOWN_ACTION)(on_vote)
+
+    async def on_alert_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        # Digest / critical-alert buttons; the value is the alert fingerprint, read from SQLite.
+        await ack()
+        await handle_alert_button(store, responder.executor, client, body, action)
+
+    app.action(ALERT_ACK_ACTION)(on_alert_button)
+    app.action(ALERT_SILENCE_ACTION)(on_alert_button)
 
     @app.event("app_home_opened")
     async def on_home(event: dict, client: AsyncWebClient) -> None:

@@ -1,9 +1,239 @@
-"""CLI commands (filled in by the issue that owns them)."""
+"""CLI for alerting, the kill switch, the scheduler's jobs and the weekly report.
+
+    minerva alerts [--all] [--json]            firing and pending alerts (--all: resolved too)
+    minerva silence FINGERPRINT --hours 24     mute an alert's notifications until then
+    minerva unsilence FINGERPRINT              end its silences now
+    minerva killswitch list|enable COLLECTION|disable COLLECTION
+    minerva jobs list | minerva jobs run NAME  the monitoring jobs; a run is recorded like a scheduled one
+    minerva report [--out report.html] [--no-signals]   the weekly quality report as one HTML page
+
+Each command opens the store, calls one library function and prints; library errors become ``Error: …``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
 import click
+
+from config import ConfigError
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    for command in (alerts_command, silence, unsilence, killswitch, jobs, report):
+        cli.add_command(command)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _alerts_config(obj):
+    from config.alerts import alerts_config_for
+
+    try:
+        return alerts_config_for(obj.settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else "-"
+
+
+@click.command("alerts")
+@click.option("--all", "show_all", is_flag=True, help="Include resolved alerts.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per alert.")
+@click.pass_obj
+def alerts_command(obj, show_all: bool, as_json: bool) -> None:
+    """List firing and pending alerts, most severe first (with --all, resolved ones too)."""
+    from jobs.alerts import STATES, list_alerts
+
+    states = STATES if show_all else ("pending", "firing")
+    statuses = list_alerts(obj.store, _alerts_config(obj), states=states, now=_now())
+    for s in statuses:
+        a = s.alert
+        note = (f"silenced until {_when(s.silenced_until)}" if s.silenced_until else
+                "muted: re-index running" if s.inhibited else f"acked by {a.acked_by}" if a.acked_at else "")
+        if as_json:
+            click.echo(json.dumps({
+                "fingerprint": a.fingerprint, "alert": a.alert, "severity": a.severity, "state": a.state,
+                "labels": a.labels, "value": a.value, "threshold": a.threshold, "n": a.n, "summary": a.summary,
+                "since": a.started_at.isoformat() if a.started_at else None, "note": note,
+            }, ensure_ascii=False))
+            continue
+        labels = ",".join(f"{k}={v}" for k, v in sorted(a.labels.items()))
+        click.echo(f"{a.fingerprint}  {a.state:<8} {a.severity:<8} {a.alert}  {labels}  "
+                   f"value {a.value if a.value is not None else '-'} vs {a.threshold if a.threshold is not None else '-'}"
+                   f"  since {_when(a.started_at or a.first_seen_at)}" + (f"  [{note}]" if note else ""))
+    if not statuses and not as_json:
+        click.echo("No alerts." if show_all else "No firing or pending alerts (see --all).")
+
+
+@click.command()
+@click.argument("fingerprint")
+@click.option("--hours", default=24.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="How long to silence it.")
+@click.option("--comment", default="", help="Why (kept with the silence).")
+@click.pass_obj
+def silence(obj, fingerprint: str, hours: float, comment: str) -> None:
+    """Silence the alert FINGERPRINT (or a unique prefix of it) for --hours."""
+    from jobs.alerts import AlertingError
+    from jobs.silences import add_silence
+
+    try:
+        made = add_silence(obj.store, fingerprint, hours=hours, by="cli", now=_now(), comment=comment)
+    except (AlertingError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"silenced {made.fingerprint} until {_when(made.expires_at)} UTC")
+
+
+@click.command()
+@click.argument("fingerprint")
+@click.pass_obj
+def unsilence(obj, fingerprint: str) -> None:
+    """End every active silence of the alert FINGERPRINT now."""
+    from jobs.alerts import AlertingError
+    from jobs.silences import remove_silences
+
+    try:
+        ended = remove_silences(obj.store, fingerprint, by="cli", now=_now())
+    except AlertingError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"ended {ended} silence(s)")
+
+
+@click.group()
+def killswitch() -> None:
+    """Collections taken out of search by a critical alert (or by hand), and putting them back."""
+
+
+@killswitch.command("list")
+@click.pass_obj
+def killswitch_list(obj) -> None:
+    """Every collection that was ever switched, with its current state and the last change."""
+    from jobs.killswitch import list_states
+
+    states = list_states(obj.store)
+    for s in states:
+        state = "DISABLED" if s.disabled else "enabled"
+        click.echo(f"{s.collection}  {state}  since {_when(s.changed_at)} by {s.changed_by}: {s.reason}")
+    if not states:
+        click.echo("No collection has been disabled.")
+
+
+@killswitch.command("disable")
+@click.argument("collection")
+@click.option("--reason", default="disabled by hand", show_default=True)
+@click.pass_obj
+def killswitch_disable(obj, collection: str, reason: str) -> None:
+    """Take COLLECTION out of search."""
+    from jobs.killswitch import disable
+
+    _known_collection(obj, collection)
+    changed = disable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
+    click.echo(f"{collection}: disabled (out of search)" if changed else f"{collection} was already disabled")
+
+
+@killswitch.command("enable")
+@click.argument("collection")
+@click.option("--reason", default="enabled by hand", show_default=True)
+@click.pass_obj
+def killswitch_enable(obj, collection: str, reason: str) -> None:
+    """Put COLLECTION back into search (releases the kill switch)."""
+    from jobs.killswitch import enable
+
+    changed = enable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
+    click.echo(f"{collection}: enabled (back in search)" if changed else f"{collection} was not disabled")
+
+
+def _known_collection(obj, collection: str) -> None:
+    try:
+        obj.settings.source(collection)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.group()
+def jobs() -> None:
+    """The monitoring jobs that `minerva serve` schedules."""
+
+
+def _runner(obj, *, with_slack: bool):
+    from jobs.runner import JobEnv, JobRunner
+
+    cfg = _alerts_config(obj)
+    notifier = None
+    token = os.environ.get("SLACK_BOT_TOKEN", "")
+    if with_slack and token:
+        from bot.app import make_client
+        from bot.digests import SlackNotifier
+
+        notifier = SlackNotifier(make_client(token, os.environ.get("SLACK_API_URL") or None),
+                                 seconds_between_posts=cfg.digest.seconds_between_posts, top_items=cfg.digest.top_items)
+    return JobRunner(JobEnv(obj.settings, obj.home, cfg, kb=obj.kb, notifier=notifier))
+
+
+@jobs.command("list")
+@click.pass_obj
+def jobs_list(obj) -> None:
+    """Each job with its schedule, last run and outcome."""
+    from jobs.runs import last_runs
+
+    runner = _runner(obj, with_slack=False)
+    last = last_runs(obj.store)
+    schedule = runner.env.config.schedule
+    click.echo(f"{'job':<24} {'schedule':<22} {'last run (UTC)':<17} outcome")
+    for name in runner.job_names():
+        run = last.get(name)
+        outcome = (run.outcome + (f": {run.error[:80]}" if run.error else "")) if run else "never run"
+        click.echo(f"{name:<24} {schedule.entry(name).describe():<22} {_when(run.started_at if run else None):<17} {outcome}")
+
+
+@jobs.command("run")
+@click.argument("name")
+@click.pass_obj
+def jobs_run(obj, name: str) -> None:
+    """Run job NAME now, recorded like a scheduled run (posts to Slack when SLACK_BOT_TOKEN is set)."""
+    from jobs.runner import UnknownJob
+
+    runner = _runner(obj, with_slack=True)
+    try:
+        result = asyncio.run(runner.run(name, trigger="manual"))
+    except UnknownJob as exc:
+        raise click.ClickException(str(exc)) from exc
+    if result.outcome != "ok":
+        raise click.ClickException(f"job {name} failed (run #{result.run_id}, job_failed alert raised): {result.error}")
+    found = f", {result.findings} finding(s)" if result.findings is not None else ""
+    click.echo(f"job {name}: ok (run #{result.run_id}{found})")
+
+
+@click.command()
+@click.option("--out", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="Where to write the HTML page.")
+@click.option("--days", default=None, type=click.IntRange(1, 365), help="Key-figure window (default: config, 7).")
+@click.option("--signals/--no-signals", "with_signals", default=True, show_default=True,
+              help="Ask the signal jobs for their figures (labelling new questions loads the embedding model); "
+                   "without, panels use the feedback store and the index only.")
+@click.pass_obj
+def report(obj, out: str, days: int | None, with_signals: bool) -> None:
+    """Write the weekly quality report: one self-contained HTML page with its charts."""
+    from jobs.findings import JobContext
+    from jobs.report import build_report, collect_summaries
+
+    cfg = _alerts_config(obj)
+    now = _now()
+    ctx = JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=now, kb=obj.kb)
+    made = build_report(obj.store, cfg, now=now, kb=obj.kb, summaries=collect_summaries(ctx) if with_signals else {},
+                        window_days=days or cfg.digest.report_window_days)
+    path = Path(out)
+    try:
+        path.write_text(made.html, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from exc
+    click.echo(f"wrote {path} ({len(made.charts)} chart(s): {', '.join(sorted(made.charts)) or 'no data yet'})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 
 import structlog
 from slack_sdk.errors import SlackApiError
@@ -69,11 +70,34 @@ class Responder:
                 "Ask me about our documents: mention me in a channel, send me a DM, or use `/ask`.\n"
                 "Every answer quotes its sources; 👍/👎 tells the document owners what to fix.")}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(f"Knowledge base: {size}")}]},
+            *await self._key_figure_blocks(),
         ]
         try:
             await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
         except SlackApiError as exc:
             log.warning("slack.home_failed", error=exc.response.get("error"))
+
+    async def _key_figure_blocks(self) -> list[dict]:
+        """App Home's key figures (answers this week, refusal and 👍 rates, firing alerts); [] if unavailable."""
+        from jobs.key_figures import key_figures
+
+        try:
+            figures = await asyncio.get_running_loop().run_in_executor(
+                self.executor, functools.partial(key_figures, self.store, now=datetime.now(timezone.utc)))
+        except Exception:  # the Home tab must open even when the store is unavailable
+            log.exception("slack.home_figures_failed")
+            return []
+        firing = figures.firing
+        return [
+            {"type": "divider"},
+            {"type": "section", "fields": [
+                {"type": "mrkdwn", "text": f"*Answers this week*\n{figures.answers}"},
+                {"type": "mrkdwn", "text": f"*Refusal rate*\n{_percent(figures.refusal_rate)} of {figures.answers}"},
+                {"type": "mrkdwn", "text": f"*Thumbs-up rate*\n{_percent(figures.thumbs_up_rate)} of {figures.votes} votes"},
+                {"type": "mrkdwn", "text": (f"*Firing alerts*\n{firing['critical']} critical · {firing['warning']} warning"
+                                            f" · {firing['info']} info")},
+            ]},
+        ]
 
     async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool) -> tuple[str, list[dict]]:
         """(fallback text, blocks) for a question; blocks are [] for error messages."""
@@ -110,6 +134,10 @@ class Responder:
             language=answer.language, low_confidence=answer.low_confidence, source="slack",
             visibility=sorted({c.visibility for c in answer.citations}),
         )
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
 
 
 async def _post_quietly(client: AsyncWebClient, **kwargs) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import structlog
 
@@ -39,9 +41,18 @@ class KnowledgeBase:
         answer = kb.ask("how do I rotate an API key?")
     """
 
-    def __init__(self, settings: Settings, home: Path, embedder: Embedder | None = None):
+    def __init__(self, settings: Settings, home: Path, embedder: Embedder | None = None,
+                 disabled_collections: Callable[[], set[str]] | None = None):
+        """Args:
+            settings: loaded config.
+            home: MINERVA_HOME.
+            embedder: the dense model; None = load the configured one on first use.
+            disabled_collections: called on every search; the collections it returns are left out
+                (the kill switch of the monitoring jobs; knowledge itself stores no such state).
+        """
         self.settings = settings
         self.home = Path(home)
+        self.disabled_collections = disabled_collections
         self._embedder = embedder
         self._index: LoadedIndex | None = None
         self._lock = threading.Lock()
@@ -79,6 +90,9 @@ class KnowledgeBase:
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
     ) -> list[list[Passage]]:
         """Raw passages with calibrated scores for several queries at once (see `Retriever.search`)."""
+        if self.disabled_collections is not None:
+            where = where or SearchFilter()
+            where = replace(where, excluded=where.excluded | frozenset(self.disabled_collections()))
         return Retriever(self.index(), self.embedder, self.settings).search(queries, top_k=top_k, mode=mode, where=where)
 
     def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:

@@ -1,0 +1,135 @@
+"""Posting alerts and digests to Slack with the bot's AsyncWebClient (`jobs.notify.Notifier`).
+
+Posts are paced per channel (about one message per second, notes/slack.md); HTTP 429 is retried by the
+client's `AsyncRateLimitErrorRetryHandler` (`bot.app.make_client`). A Slack error never raises: it comes
+back as a `Delivery` with the error code and a log line saying how to fix it (``not_in_channel`` → invite
+the bot), and `jobs.notify` turns it into a ``slack_delivery_failed`` alert. After ``invalid_auth`` or
+``token_revoked`` the notifier stops posting (bolt-python#121).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+
+import aiohttp
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.digest_blocks import SlackMessage, alert_messages, digest_messages
+from jobs.alerts import Notice
+from jobs.digest import Digest
+from jobs.notify import Delivery
+
+log = structlog.get_logger(__name__)
+
+#: Errors after which no post can succeed until someone reinstalls the app.
+FATAL_ERRORS = frozenset({"invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"})
+_FIXES = {
+    "not_in_channel": "invite the bot to the channel (/invite @minerva) or grant the chat:write.public scope",
+    "channel_not_found": "check the channel id in config/alerts.yaml (routing) and that the bot can see it",
+    "is_archived": "the channel is archived: configure another one in config/alerts.yaml",
+}
+
+
+class ChannelPacer:
+    """Waits so that two posts to one channel are at least ``interval`` seconds apart."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic):
+        self.interval = interval
+        self.clock = clock
+        self._last: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def wait(self, channel: str) -> None:
+        lock = self._locks.setdefault(channel, asyncio.Lock())
+        async with lock:
+            last = self._last.get(channel)
+            if last is not None:
+                delay = self.interval - (self.clock() - last)
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            self._last[channel] = self.clock()
+
+
+class SlackNotifier:
+    """`jobs.notify.Notifier` over Slack.
+
+    Args:
+        client: the bot's Web API client (with the 429 retry handler).
+        seconds_between_posts: pacing per channel (``digest.seconds_between_posts``).
+        top_items: items per alert type in a digest's main message.
+    """
+
+    def __init__(self, client: AsyncWebClient, *, seconds_between_posts: float = 1.0, top_items: int = 3):
+        self.client = client
+        self.top_items = top_items
+        self.pacer = ChannelPacer(seconds_between_posts)
+        self.revoked: str | None = None
+
+    async def post_alerts(self, channel: str, notices: list[Notice]) -> list[Delivery]:
+        """Post critical alerts (with Ack / Silence buttons) to ``channel``, batched (`alert_messages`);
+        stops at the first failed message, so the rest stay due."""
+        deliveries = []
+        for batch, message in alert_messages(notices):
+            delivery = await self._post(channel, message)
+            deliveries.append(dataclasses.replace(delivery, fingerprints=tuple(n.alert.fingerprint for n in batch)))
+            if not delivery.ok:
+                break
+        return deliveries
+
+    async def post_digest(self, channel: str, digest: Digest, chart_png: bytes | None = None) -> Delivery:
+        """Post a digest: the main message, its overflow as thread replies, then the chart (if any) in the thread.
+
+        Returns:
+            The main message's delivery; failed thread replies or uploads are logged, not returned.
+        """
+        messages = digest_messages(digest, top_items=self.top_items, chart_attached=chart_png is not None)
+        delivery = await self._post(channel, messages.main)
+        if not delivery.ok:
+            return delivery
+        for reply in messages.thread:
+            await self._post(channel, reply, thread_ts=delivery.ts)
+        if chart_png is not None:
+            await self._upload_chart(channel, chart_png, digest, thread_ts=delivery.ts)
+        return delivery
+
+    async def _post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None) -> Delivery:
+        if self.revoked:
+            return Delivery(channel, error=self.revoked)
+        await self.pacer.wait(channel)
+        try:
+            response = await self.client.chat_postMessage(channel=channel, text=message.text, blocks=message.blocks,
+                                                          thread_ts=thread_ts, unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:
+            return self._failed(channel, exc.response.get("error") or "unknown_error")
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("slack.post_failed", channel=channel, error=repr(exc))
+            return Delivery(channel, error="network_error")
+        return Delivery(channel, ts=response.get("ts"))
+
+    async def _upload_chart(self, channel: str, png: bytes, digest: Digest, *, thread_ts: str | None) -> None:
+        day = digest.window_end.strftime("%Y-%m-%d")
+        await self.pacer.wait(channel)
+        try:
+            await self.client.files_upload_v2(
+                channel=channel, thread_ts=thread_ts, file=png, filename=f"minerva-quality-{day}.png",
+                title=f"Knowledge quality, week ending {day}", alt_txt="Minerva weekly quality chart",
+            )
+        except SlackApiError as exc:
+            self._failed(channel, exc.response.get("error") or "unknown_error", what="upload")
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("slack.upload_failed", channel=channel, error=repr(exc))
+
+    def _failed(self, channel: str, error: str, *, what: str = "post") -> Delivery:
+        if error in FATAL_ERRORS:
+            self.revoked = error
+            log.error("slack.access_revoked", channel=channel, error=error,
+                      fix="reinstall the Slack app and update SLACK_BOT_TOKEN; alert posts are paused until restart")
+        else:
+            log.error(f"slack.{what}_failed", channel=channel, error=error,
+                      fix=_FIXES.get(error, "see https://api.slack.com/methods/chat.postMessage#errors"))
+        return Delivery(channel, error=error)

@@ -1,0 +1,409 @@
+"""Alerts from findings, Alertmanager-style: fingerprints, pending → firing → resolved with hysteresis,
+routing by severity, and the bookkeeping that makes one problem page once (notes/monitoring.md).
+
+A signal job returns `Finding`s; `evaluate` turns one job's findings into alert state::
+
+    result = evaluate(store, cfg, "bad_docs", findings, now=now)   # one transaction
+    notices = due_notices(store, cfg, route="now", now=now)        # critical, not yet (re)notified
+    ... post them ...
+    record_delivery(store, notices, channel="C0ALERTS", ts=ts, now=now)   # or error="not_in_channel"
+
+Every alert a job raised before and does not raise now gets a *good* evaluation from that job; a finding
+is a *bad* one. An alert fires after ``fire_after`` bad evaluations in a row and resolves after
+``resolve_after`` good ones (`config.alerts.RuleConfig`). Routing: critical → "now" (the alert channel),
+warning → "daily" digest, info → "weekly" digest. On the "now" route an alert is posted when it starts
+firing, when it escalates to critical, and again after ``repeat_interval_hours``, never twice within
+``cooldown_minutes``; a digest lists every firing alert of its route. Silenced, acknowledged and inhibited
+alerts (a running re-index of their collection) are not notified. A critical alert whose rule has
+``kill_switch`` disables its collection from search when it starts firing (`jobs.killswitch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from config.alerts import AlertsConfig
+from jobs import inhibition, killswitch, silences
+from jobs._store import (
+    AlertingError,
+    AmbiguousFingerprint,
+    UnknownAlert,
+    dumps,
+    iso,
+    log_event,
+    parse_iso,
+    reading,
+    resolve_in,
+    rows,
+    writing,
+)
+from jobs.findings import Finding
+
+__all__ = [
+    "ROUTES", "STATES", "Alert", "AlertStatus", "AlertingError", "AmbiguousFingerprint", "Evaluation", "Notice",
+    "Transition", "UnknownAlert", "acknowledge", "collection_of", "due_notices", "evaluate", "fingerprint",
+    "firing_counts", "get_alert", "list_alerts", "record_delivery", "resolve_fingerprint",
+]
+
+STATES = ("pending", "firing", "resolved")
+#: Severity → route. Critical is posted at once; the others wait for their digest (DESIGN.md "Alerts").
+ROUTES = {"critical": "now", "warning": "daily", "info": "weekly"}
+_RANK = {"info": 0, "warning": 1, "critical": 2}
+
+
+def fingerprint(alert: str, labels: dict[str, Any]) -> str:
+    """The identity of an alert: 16 hex digits of SHA-256 over its name and sorted labels.
+
+    Values are compared as text, so ``{"n": 1}`` and ``{"n": "1"}`` are the same alert. Volatile values
+    (the measured rate, counts) belong in annotations, never in labels.
+    """
+    canonical = json.dumps([alert, sorted((str(k), str(v)) for k, v in labels.items())],
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def collection_of(labels: dict[str, Any]) -> str | None:
+    """The collection an alert is about: its ``collection`` label, else the prefix of its ``doc_id``
+    (doc ids are ``"{collection}:{path}"``), else None."""
+    if labels.get("collection"):
+        return str(labels["collection"])
+    doc_id = str(labels.get("doc_id") or "")
+    return doc_id.split(":", 1)[0] if ":" in doc_id else None
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One row of the ``alerts`` table (see `feedback.migrations._create_alerting_tables`).
+
+    Times are aware UTC datetimes or None; ``labels`` and ``annotations`` are decoded dicts.
+    """
+
+    fingerprint: str
+    alert: str
+    severity: str
+    labels: dict[str, str]
+    source: str
+    state: str
+    bad_streak: int
+    good_streak: int
+    value: float | None
+    threshold: float | None
+    n: int | None
+    summary: str
+    link: str
+    annotations: dict[str, Any]
+    first_seen_at: datetime
+    started_at: datetime | None
+    resolved_at: datetime | None
+    last_evaluated_at: datetime
+    last_notified_at: datetime | None
+    notified_severity: str | None
+    notify_count: int
+    acked_at: datetime | None
+    acked_by: str | None
+
+    @property
+    def collection(self) -> str | None:
+        """See `collection_of`."""
+        return collection_of(self.labels)
+
+    @property
+    def route(self) -> str:
+        """"now", "daily" or "weekly" (see `ROUTES`)."""
+        return ROUTES[self.severity]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Alert:
+        data = dict(row)
+        for key in ("labels", "annotations"):
+            data[key] = json.loads(data[key])
+        for key in ("first_seen_at", "started_at", "resolved_at", "last_evaluated_at", "last_notified_at", "acked_at"):
+            data[key] = parse_iso(data[key])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """An alert's state changed in an evaluation (``before`` is None for a new alert)."""
+
+    fingerprint: str
+    alert: str
+    before: str | None
+    after: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What `evaluate` did: state changes, and the collections its critical alerts disabled."""
+
+    transitions: list[Transition]
+    disabled_collections: list[str]
+
+    def entered(self, state: str) -> list[str]:
+        """Fingerprints that moved into ``state``."""
+        return [t.fingerprint for t in self.transitions if t.after == state and t.before != state]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An alert due for a notification on its route.
+
+    Attributes:
+        alert: the alert as stored.
+        kind: "firing" (first in this episode), "escalated" (became critical), "reminder" (repeat
+            interval passed) or "digest".
+        route: "now", "daily" or "weekly".
+    """
+
+    alert: Alert
+    kind: str
+    route: str
+
+
+@dataclass(frozen=True)
+class AlertStatus:
+    """An alert with what currently holds its notifications back (for listings)."""
+
+    alert: Alert
+    silenced_until: datetime | None
+    inhibited: bool
+
+
+def evaluate(store, config: AlertsConfig, source: str, findings: list[Finding], *, now: datetime) -> Evaluation:
+    """Apply one run of ``source`` to the alert table, in one transaction.
+
+    Args:
+        store: the `feedback.FeedbackStore` holding the alert tables.
+        config: rules (hysteresis, severity override, kill switch).
+        source: what produced ``findings``, e.g. the signal job's name; every unresolved alert previously
+            raised by ``source`` and absent from ``findings`` gets a good evaluation.
+        findings: this run's findings (several with one fingerprint count once; the last one's values win).
+        now: evaluation time, aware.
+
+    Returns:
+        The state transitions, and the collections disabled by the kill switch.
+
+    Raises:
+        StoreUnavailable: SQLite failed; nothing was changed.
+    """
+    bad = {fingerprint(f.alert, f.labels): f for f in findings}
+    at = iso(now)
+    transitions: list[Transition] = []
+    disabled: list[str] = []
+    with writing(store) as db:
+        current = {r["fingerprint"]: r for r in rows(db, "SELECT * FROM alerts WHERE source = ? AND state != 'resolved'", [source])}
+        fps = list(bad)
+        for start in range(0, len(fps), 500):  # SQLite's bound-parameter limit
+            chunk = fps[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            current.update({r["fingerprint"]: r for r in rows(db, f"SELECT * FROM alerts WHERE fingerprint IN ({marks})", chunk)})
+        for fp, finding in bad.items():
+            before = current.get(fp)
+            row = _bad_evaluation(before, fp, finding, source, config, at)
+            _save(db, row)
+            _note_transition(db, before, row, at, transitions)
+            if _kill_switch_due(before, row, config):
+                collection = collection_of(finding.labels)
+                if collection is None:
+                    log_event(db, fp, at, "kill_switch_skipped", {"reason": "no collection or doc_id label"})
+                elif killswitch.disable_in(db, collection, reason=f"{row['alert']}: {row['summary']}",
+                                           fingerprint=fp, changed_by="alert", now=now):
+                    disabled.append(collection)
+        for fp, before in current.items():
+            if fp in bad or before["source"] != source or before["state"] == "resolved":
+                continue
+            row = _good_evaluation(before, config, at)
+            _save(db, row)
+            _note_transition(db, before, row, at, transitions)
+    return Evaluation(transitions, disabled)
+
+
+def due_notices(store, config: AlertsConfig, *, route: str, now: datetime) -> list[Notice]:
+    """Firing alerts of ``route`` that should be notified now, most severe and oldest first.
+
+    On the "now" route, see the module docstring (first firing, escalation, repeat interval, cooldown);
+    on "daily"/"weekly" every firing alert of that route is listed (kind "digest"). Silenced, acknowledged
+    and inhibited alerts are left out.
+
+    Raises:
+        ValueError: unknown route.
+    """
+    if route not in ROUTES.values():
+        raise ValueError(f"route must be one of {sorted(set(ROUTES.values()))}, not {route!r}")
+    statuses = list_alerts(store, config, states=("firing",), now=now)
+    notices = []
+    for status in statuses:
+        alert = status.alert
+        if alert.route != route or status.silenced_until or status.inhibited or alert.acked_at:
+            continue
+        kind = "digest" if route != "now" else _now_kind(alert, config, now)
+        if kind:
+            notices.append(Notice(alert, kind, route))
+    return notices
+
+
+def record_delivery(store, notices: list[Notice], *, channel: str, ts: str | None, now: datetime,
+                    error: str | None = None) -> None:
+    """Log a Slack post of ``notices``; a successful one (``error`` None) marks them notified.
+
+    Raises:
+        StoreUnavailable: SQLite failed.
+    """
+    at = iso(now)
+    with writing(store) as db:
+        for notice in notices:
+            db.execute(
+                "INSERT INTO alert_notifications (fingerprint, kind, route, channel, ts, sent_at, error) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [notice.alert.fingerprint, notice.kind, notice.route, channel, ts, at, error],
+            )
+            if error is None:
+                db.execute(
+                    "UPDATE alerts SET last_notified_at = ?, notified_severity = severity, "
+                    "notify_count = notify_count + 1 WHERE fingerprint = ?",
+                    [at, notice.alert.fingerprint],
+                )
+
+
+def acknowledge(store, fingerprint_or_prefix: str, *, by: str, now: datetime) -> Alert:
+    """Acknowledge an alert: no reminders until it resolves (a new episode notifies again).
+
+    Returns:
+        The alert after the change; acknowledging twice keeps the first time and person.
+
+    Raises:
+        UnknownAlert, AmbiguousFingerprint: see `resolve_fingerprint`.
+    """
+    with writing(store) as db:
+        fp = resolve_in(db, fingerprint_or_prefix)
+        cursor = db.execute("UPDATE alerts SET acked_at = ?, acked_by = ? WHERE fingerprint = ? AND acked_at IS NULL",
+                            [iso(now), by, fp])
+        if cursor.rowcount:
+            log_event(db, fp, iso(now), "acked", {"by": by})
+        return Alert.from_row(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [fp])[0])
+
+
+def get_alert(store, fingerprint_or_prefix: str) -> Alert:
+    """The alert with this fingerprint (or unique prefix of at least 4 characters).
+
+    Raises:
+        UnknownAlert, AmbiguousFingerprint: see `resolve_fingerprint`.
+    """
+    with reading(store) as db:
+        fp = resolve_in(db, fingerprint_or_prefix)
+        return Alert.from_row(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [fp])[0])
+
+
+def resolve_fingerprint(store, fingerprint_or_prefix: str) -> str:
+    """The full fingerprint for an exact one or a unique prefix (>= 4 characters), as ``git`` does.
+
+    Raises:
+        UnknownAlert: nothing matches.
+        AmbiguousFingerprint: the prefix matches several alerts.
+    """
+    with reading(store) as db:
+        return resolve_in(db, fingerprint_or_prefix)
+
+
+def list_alerts(store, config: AlertsConfig, *, states: tuple[str, ...] = ("pending", "firing"),
+                now: datetime) -> list[AlertStatus]:
+    """Alerts in ``states``, most severe first, then oldest; with their silence and inhibition."""
+    marks = ",".join("?" * len(states))
+    with reading(store) as db:
+        found = [Alert.from_row(r) for r in rows(db, f"SELECT * FROM alerts WHERE state IN ({marks})", list(states))]
+        silenced = silences.active_in(db, now)
+        reindexing = inhibition.reindexing_in(db, now, max_age=timedelta(hours=config.reindex_mark_max_hours))
+    found.sort(key=lambda a: (-_RANK[a.severity], a.started_at or a.first_seen_at, a.alert, a.fingerprint))
+    return [AlertStatus(a, silenced.get(a.fingerprint), _inhibited(a, config, reindexing)) for a in found]
+
+
+def _inhibited(alert: Alert, config: AlertsConfig, reindexing: set[str]) -> bool:
+    """Muted by a running re-index: of its collection, or of any collection when the alert has none (a global
+    figure such as citation health moves while any collection is re-indexed)."""
+    if not reindexing or not config.rule(alert.alert).muted_during_reindex:
+        return False
+    return alert.collection is None or alert.collection in reindexing
+
+
+def firing_counts(store) -> dict[str, int]:
+    """Firing alerts per severity, e.g. ``{"critical": 1, "warning": 4, "info": 0}``."""
+    with reading(store) as db:
+        counted = {r["severity"]: r["n"] for r in rows(
+            db, "SELECT severity, count(*) AS n FROM alerts WHERE state = 'firing' GROUP BY severity")}
+    return {severity: counted.get(severity, 0) for severity in ROUTES}
+
+
+# --- the state machine ---------------------------------------------------------------------------------
+
+
+def _bad_evaluation(before: dict | None, fp: str, f: Finding, source: str, config: AlertsConfig, at: str) -> dict:
+    rule = config.rule(f.alert)
+    state = before["state"] if before else None
+    streak = (before["bad_streak"] if state in ("pending", "firing") else 0) + 1
+    row = dict(before) if before else {
+        "fingerprint": fp, "first_seen_at": at, "started_at": None, "resolved_at": None, "last_notified_at": None,
+        "notified_severity": None, "notify_count": 0, "acked_at": None, "acked_by": None,
+    }
+    row.update({
+        "alert": f.alert, "severity": rule.severity or f.severity, "labels": dumps({str(k): str(v) for k, v in f.labels.items()}),
+        "source": source, "bad_streak": streak, "good_streak": 0, "value": _number(f.value), "threshold": _number(f.threshold),
+        "n": int(f.n), "summary": f.summary, "link": f.link, "annotations": dumps(f.annotations), "last_evaluated_at": at,
+    })
+    if state == "firing":
+        row["state"] = "firing"
+    elif streak >= rule.fire_after:
+        row.update(state="firing", started_at=at, resolved_at=None, notify_count=0, acked_at=None, acked_by=None)
+    else:
+        row["state"] = "pending"
+    return row
+
+
+def _good_evaluation(before: dict, config: AlertsConfig, at: str) -> dict:
+    rule = config.rule(before["alert"])
+    row = dict(before, good_streak=before["good_streak"] + 1, bad_streak=0, last_evaluated_at=at)
+    if before["state"] == "pending" or row["good_streak"] >= rule.resolve_after:
+        row.update(state="resolved", resolved_at=at if before["state"] == "firing" else before["resolved_at"])
+    return row
+
+
+def _now_kind(alert: Alert, config: AlertsConfig, now: datetime) -> str | None:
+    rule = config.rule(alert.alert)
+    last = alert.last_notified_at
+    if last is None or (alert.started_at and last < alert.started_at):
+        cooling = last is not None and now - last < timedelta(minutes=rule.cooldown_minutes)
+        return None if cooling else "firing"
+    if _RANK[alert.severity] > _RANK.get(alert.notified_severity or "info", 0):
+        return "escalated"
+    return "reminder" if now - last >= timedelta(hours=rule.repeat_interval_hours) else None
+
+
+def _kill_switch_due(before: dict | None, row: dict, config: AlertsConfig) -> bool:
+    if row["state"] != "firing" or row["severity"] != "critical" or not config.rule(row["alert"]).kill_switch:
+        return False
+    was_critical_firing = before is not None and before["state"] == "firing" and before["severity"] == "critical"
+    return not was_critical_firing
+
+
+def _save(db, row: dict) -> None:
+    columns = ", ".join(row)
+    db.execute(f"INSERT OR REPLACE INTO alerts ({columns}) VALUES ({','.join('?' * len(row))})", list(row.values()))
+
+
+def _note_transition(db, before: dict | None, row: dict, at: str, transitions: list[Transition]) -> None:
+    was = before["state"] if before else None
+    if was == row["state"]:
+        return
+    transitions.append(Transition(row["fingerprint"], row["alert"], was, row["state"]))
+    log_event(db, row["fingerprint"], at, row["state"], {"from": was, "value": row["value"], "severity": row["severity"]})
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None

@@ -1,0 +1,123 @@
+"""What a digest says: firing alerts of one route, grouped by alert type, with counts and thresholds.
+
+Plain data only; `bot.digest_blocks` turns a `Digest` into Block Kit and `bot.digests` posts it. The daily
+digest carries warnings, the weekly one info alerts (DESIGN.md "Alerts"); both show the counts of every
+severity in their header, so a reader sees the whole picture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from config.alerts import AlertsConfig
+from jobs import alerts
+from jobs._store import iso, reading, rows
+
+#: Digest kind → (route, window).
+KINDS = {"daily": ("daily", timedelta(days=1)), "weekly": ("weekly", timedelta(days=7))}
+
+
+@dataclass(frozen=True)
+class DigestItem:
+    """One alert in a digest.
+
+    Attributes:
+        fingerprint: the alert's identity; the Ack / Silence buttons carry it.
+        value, threshold, n: the last bad measurement (None when the job gave none).
+        since: when the alert started firing.
+        new: started firing inside the digest's window.
+    """
+
+    fingerprint: str
+    alert: str
+    severity: str
+    summary: str
+    value: float | None
+    threshold: float | None
+    n: int | None
+    since: datetime
+    link: str
+    labels: dict[str, str]
+    new: bool
+
+
+@dataclass(frozen=True)
+class DigestGroup:
+    """The items of one alert type, most observations first."""
+
+    alert: str
+    severity: str
+    items: list[DigestItem]
+    thresholds: list[float]
+    fire_after: int
+    repeat_interval_hours: float
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A digest ready to render.
+
+    Attributes:
+        kind: "daily" or "weekly".
+        window_start, window_end: the period it covers (aware UTC).
+        counts: firing alerts per severity, silenced and acknowledged ones included.
+        muted: firing alerts of this route left out (silenced, acknowledged or inhibited).
+        resolved: alerts of this route resolved inside the window.
+        groups: one per alert type, most severe and largest first.
+        notices: the alerts listed, to mark notified once the post succeeded.
+    """
+
+    kind: str
+    window_start: datetime
+    window_end: datetime
+    counts: dict[str, int]
+    muted: int
+    resolved: int
+    groups: list[DigestGroup] = field(default_factory=list)
+    notices: list[alerts.Notice] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """True when no alert of this route is listed."""
+        return not self.groups
+
+
+def build_digest(store, config: AlertsConfig, *, kind: str, now: datetime) -> Digest:
+    """Collect the firing alerts of ``kind``'s route into a `Digest`.
+
+    Args:
+        store: the feedback store.
+        config: rules (for the footer's thresholds and cadence).
+        kind: "daily" (warnings) or "weekly" (info).
+        now: aware datetime; the window is the day or week before it.
+
+    Raises:
+        ValueError: unknown ``kind``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, not {kind!r}")
+    route, span = KINDS[kind]
+    start = now - span
+    notices = alerts.due_notices(store, config, route=route, now=now)
+    firing_of_route = [s for s in alerts.list_alerts(store, config, states=("firing",), now=now) if s.alert.route == route]
+    with reading(store) as db:
+        resolved = rows(db, "SELECT severity, count(*) AS n FROM alerts WHERE state = 'resolved' AND resolved_at >= ? "
+                            "GROUP BY severity", [iso(start)])
+    resolved_n = sum(r["n"] for r in resolved if alerts.ROUTES[r["severity"]] == route)
+    by_type: dict[str, list[DigestItem]] = {}
+    for notice in notices:
+        a = notice.alert
+        since = a.started_at or a.first_seen_at
+        by_type.setdefault(a.alert, []).append(DigestItem(
+            a.fingerprint, a.alert, a.severity, a.summary, a.value, a.threshold, a.n, since, a.link, a.labels,
+            new=since >= start))
+    groups = []
+    for name, items in by_type.items():
+        items.sort(key=lambda i: (-(i.n or 0), i.since, i.fingerprint))
+        rule = config.rule(name)
+        thresholds = sorted({i.threshold for i in items if i.threshold is not None})
+        groups.append(DigestGroup(name, items[0].severity, items, thresholds, rule.fire_after, rule.repeat_interval_hours))
+    groups.sort(key=lambda g: (g.severity != "critical", g.severity != "warning", -len(g.items), g.alert))
+    return Digest(kind, start, now, alerts.firing_counts(store), len(firing_of_route) - len(notices), resolved_n,
+                  groups, notices)
