@@ -33,9 +33,11 @@ class Context:
     def kb(self):
         """The `knowledge.KnowledgeBase` (imported lazily: it pulls in torch)."""
         if self._kb is None:
+            from jobs.killswitch import disabled_collections
             from knowledge import KnowledgeBase
 
-            self._kb = KnowledgeBase(self.settings, self.home)
+            self._kb = KnowledgeBase(self.settings, self.home,
+                                     disabled_collections=lambda: disabled_collections(self.store))
         return self._kb
 
     @property
@@ -97,6 +99,12 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool) -> None:
         f"{len(report.deleted)} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_total} in the index ({report.seconds:.1f} s)"
     )
+    if report.duplicates or report.partials or report.archived:
+        click.echo(f"  near-duplicate gate: {len(report.duplicates)} chunks stopped as duplicates, "
+                   f"{len(report.partials)} partial duplicates queued for review; "
+                   f"{len(report.archived)} older versions archived")
+    for warning in report.warnings:
+        click.echo(f"  warning: {warning}", err=True)
     for path, reason in report.skipped:
         if not reason.startswith("unsupported file type"):
             click.echo(f"  skipped {path}: {reason}", err=True)
@@ -228,12 +236,31 @@ def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
               help="Folder the gold paths are relative to (default: DATASET/../../corpus, the kb-dev layout).")
+@click.option("--mode", default="hybrid", show_default=True, type=click.Choice(["hybrid", "dense", "bm25"]),
+              help="BEIR: which retrieval to evaluate (bm25 loads no model).")
+@click.option("--subset", type=click.IntRange(1), help="BEIR: evaluate this many judged queries (seeded sample).")
+@click.option("--split", default="test", show_default=True, help="BEIR: the qrels file (qrels/SPLIT.tsv).")
+@click.option("--distractors", type=click.IntRange(0),
+              help="BEIR: search only the judged documents plus this many others (default: the whole corpus).")
+@click.option("--cache-dir", type=click.Path(file_okay=False),
+              help="BEIR: index and embedding cache, reused across runs (default: HOME/eval-cache).")
+@click.option("--convert", is_flag=True, help="BEIR: build the files with the folder's to_beir.py in a temp folder.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def eval_command(obj: Context, dataset: str, corpus_root: str | None, as_json: bool) -> None:
-    """Evaluate answers on a KB question set: recall@5 per language, refusal shares, latency."""
+def eval_command(obj: Context, dataset: str, corpus_root: str | None, mode: str, subset: int | None, split: str,
+                 distractors: int | None, cache_dir: str | None, convert: bool, as_json: bool) -> None:
+    """Evaluate retrieval on a BEIR folder (nDCG@10, recall@10/100, MRR@10, queries/s) or answers on a KB
+    question set (questions.jsonl: recall@5 per language, refusal shares, latency)."""
+    from bot.cli_retrieval import eval_beir, is_beir_dataset
     from knowledge.kbeval import summarize
 
+    if is_beir_dataset(dataset):
+        eval_beir(obj, dataset, mode=mode, subset=subset, split=split, distractors=distractors,
+                  cache_dir=cache_dir, convert=convert, as_json=as_json)
+        return
+    if not (Path(dataset) / "questions.jsonl").is_file():
+        raise click.ClickException(f"{dataset} is neither a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) "
+                                   "nor a KB question set (questions.jsonl)")
     summary = summarize(_kb_questions(obj, dataset, corpus_root, None))
     if as_json:
         click.echo(json.dumps(summary))

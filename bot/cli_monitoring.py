@@ -1,9 +1,244 @@
-"""CLI commands (filled in by the issue that owns them)."""
+"""CLI for the knowledge-quality signals, the re-index queue, the review queue and question labelling.
+
+    minerva coverage [--all] [--json]      intent × topic coverage gaps (--all: every evaluated cell)
+    minerva freshness [--json]             stale, stale-and-cited, unreachable and changed documents
+    minerva bad-docs [--json]              documents whose answers get thumbs-down or wrong-answer reports
+    minerva citations [--json]             citation health: citations per answer, Gini, no-citation rate, ...
+    minerva drift [--json]                 intent, topic, cited-document and language drift
+    minerva reindex [--execute] [--json]   the auto-reindex score queue; --execute syncs those collections
+    minerva review [--all] [--json]        the review queue; --done/--dismiss/--reopen ID to work it
+    minerva classify [--limit N] [--json]  label unlabelled answers with an intent and a topic
+
+Each signal command runs the same evaluation as its scheduled job (review candidates are filed too) and
+prints it; ``--json`` prints ``{"status": …, "findings": […]}``. Library errors become ``Error: …``.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from datetime import datetime, timezone
+
 import click
+
+from config import ConfigError
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    for command in (coverage, freshness, bad_docs, citations, drift, reindex, review, classify):
+        cli.add_command(command)
+
+
+def _context(obj):
+    """A JobContext from the CLI's Context, with the monitoring config loaded once."""
+    from config.monitoring import monitoring_config_for
+    from jobs.findings import JobContext
+
+    try:
+        cfg = monitoring_config_for(obj.settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=datetime.now(timezone.utc),
+                      kb=obj.kb, extra={"monitoring": cfg})
+
+
+def _run(obj, name: str):
+    """Run signal ``name`` (filing its review candidates); library errors become ClickExceptions."""
+    from feedback import FeedbackError
+    from jobs.signals import run_signal
+    from knowledge import KnowledgeError
+
+    try:
+        return run_signal(name, _context(obj))
+    except (KnowledgeError, FeedbackError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _echo_json(result) -> None:
+    click.echo(json.dumps({"status": result.status, "findings": [asdict(f) for f in result.findings]},
+                          ensure_ascii=False, default=str))
+
+
+def _echo_findings(result) -> None:
+    for f in result.findings:
+        click.echo(f"  [{f.severity}] {f.alert}: {f.summary}")
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="Print every evaluated cell, not only the gaps.")
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+@click.pass_obj
+def coverage(obj, show_all: bool, as_json: bool) -> None:
+    """Coverage gaps: intent × topic cells with many refusals, thin retrieval or few thumbs-up."""
+    result = _run(obj, "coverage")
+    if as_json:
+        return _echo_json(result)
+    s = result.status
+    cells = [c for c in s["cells"] if c["evaluated"] and (show_all or c["reasons"])]
+    click.echo(f"{s['gaps']} gaps among {sum(c['evaluated'] for c in s['cells'])} cells with >= {s['min_questions']} "
+               f"questions in {s['window_days']} days ({s['unlabelled']} answers unlabelled)")
+    for c in cells:
+        thumbs = "-" if c["thumbs_up_rate"] is None else f"{c['thumbs_up_rate']:.0%}"
+        click.echo(f"  {c['intent']:<15} {c['topic_id']:>5} {c['topic'][:50]:<50} n={c['n']:<6} refused "
+                   f"{c['refusal_rate']:.0%}  docs {c['avg_retrieved']:.1f}  👍 {thumbs}  {', '.join(c['reasons'])}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+@click.pass_obj
+def freshness(obj, as_json: bool) -> None:
+    """Stale documents per collection, stale-and-cited ones, unreachable sources, sources changed since indexing."""
+    result = _run(obj, "freshness")
+    if as_json:
+        return _echo_json(result)
+    s = result.status
+    if s["status"] == "no_index":
+        raise click.ClickException("no index yet: run `minerva ingest` first")
+    for name, c in s["collections"].items():
+        days = "never" if c["staleness_days"] is None else f"{c['staleness_days']} days"
+        click.echo(f"{name}: {c['stale']} of {c['active']} active documents stale (after {days})")
+    _echo_findings(result)
+
+
+@click.command("bad-docs")
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+@click.pass_obj
+def bad_docs(obj, as_json: bool) -> None:
+    """Documents cited in badly rated answers (thumbs-up rate, wrong-answer reports), and report spikes."""
+    result = _run(obj, "bad_docs")
+    if as_json:
+        return _echo_json(result)
+    s = result.status
+    click.echo(f"{len(s['bad'])} bad of {s['evaluated']} documents cited often enough ({s['documents_cited']} cited "
+               f"in {s['window_days']} days)")
+    for r in s["worst"]:
+        rate = "-" if r["thumbs_up_rate"] is None else f"{r['thumbs_up_rate']:.0%}"
+        mark = " BAD" if r["reasons"] else ""
+        click.echo(f"  {r['doc_id']:<45} cited {r['citations']:<6} 👍 {rate:<5} flags {r['flags']}{mark}")
+    _echo_findings(result)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+@click.pass_obj
+def citations(obj, as_json: bool) -> None:
+    """Citation health: citations per answer, Gini concentration, no-citation rate, chunk-level ratio, reuse."""
+    result = _run(obj, "citation_health")
+    if as_json:
+        return _echo_json(result)
+    s = result.status
+    click.echo(f"{s['status']}: {s['answered']} answered of {s['answers']} questions in {s['window_days']} days")
+    for key in ("avg_citations", "gini", "top5_share", "no_citation_rate", "chunk_level_ratio", "reuse"):
+        if key in s:
+            click.echo(f"  {key:<18} {_num(s[key])}")
+    _echo_findings(result)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+@click.pass_obj
+def drift(obj, as_json: bool) -> None:
+    """Drift of intents, topics, cited documents and languages: the last 7 days vs the 90 before."""
+    result = _run(obj, "drift")
+    if as_json:
+        return _echo_json(result)
+    for metric, m in result.status["metrics"].items():
+        click.echo(f"{metric:<10} {m['status']:<18} n={m['n_recent']} vs {m['n_baseline']}  p={_num(m['p_value'])}  "
+                   f"JS={_num(m['js_distance'])}  KL={_num(m['kl_smoothed'])}")
+    _echo_findings(result)
+
+
+@click.command()
+@click.option("--execute", is_flag=True, help="Sync the collections of the high and normal priority documents.")
+@click.option("--json", "as_json", is_flag=True, help="Print {status, findings[, executed]} as JSON.")
+@click.pass_obj
+def reindex(obj, execute: bool, as_json: bool) -> None:
+    """The auto-reindex queue (stale +3, low quality +2, chunking drift +1, source modified +5)."""
+    from feedback import FeedbackError
+    from jobs import reindex as reindexing
+    from knowledge import KnowledgeError
+
+    executed = None
+    if execute:
+        try:
+            executed, result = reindexing.execute_queue(_context(obj))
+        except (KnowledgeError, FeedbackError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    else:
+        result = _run(obj, "reindex")
+    if as_json:
+        click.echo(json.dumps({"status": result.status, "findings": [asdict(f) for f in result.findings],
+                               "executed": executed}, ensure_ascii=False, default=str))
+        return
+    if result.status["status"] == "no_index":
+        raise click.ClickException("no index yet: run `minerva ingest` first")
+    if executed is not None:
+        click.echo(f"re-indexed: {', '.join(executed['collections']) or 'nothing queued'}")
+    counts = result.status["counts"]
+    click.echo(f"queue: {counts['high']} high, {counts['normal']} normal, {counts['review']} for human review")
+    for item in result.status["queue"]:
+        click.echo(f"  {item['priority']:<7} {item['score']:>2}  {item['doc_id']:<45} {', '.join(item['reasons'])}")
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="Include done and dismissed items.")
+@click.option("--done", "done_id", type=int, help="Mark item ID done.")
+@click.option("--dismiss", "dismiss_id", type=int, help="Mark item ID dismissed (it will not come back).")
+@click.option("--reopen", "reopen_id", type=int, help="Open item ID again.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per item.")
+@click.pass_obj
+def review(obj, show_all: bool, done_id: int | None, dismiss_id: int | None, reopen_id: int | None,
+           as_json: bool) -> None:
+    """The review queue: treatment candidates from every signal, most urgent first."""
+    from jobs.review import UnknownReviewItem, close, items
+
+    for item_id, status in ((done_id, "done"), (dismiss_id, "dismissed"), (reopen_id, "open")):
+        if item_id is not None:
+            try:
+                close(obj.store, item_id, status, now=datetime.now(timezone.utc))
+            except UnknownReviewItem as exc:
+                raise click.ClickException(str(exc)) from exc
+            click.echo(f"item {item_id}: {status}", err=True)
+    found = items(obj.store, status=None if show_all else "open")
+    for item in found:
+        if as_json:
+            click.echo(json.dumps(item, ensure_ascii=False))
+            continue
+        state = "" if item["status"] == "open" else f" [{item['status']}]"
+        click.echo(f"#{item['item_id']:<4} P{item['priority']} {item['action']:<24} {item['subject']}{state}\n"
+                   f"      {item['reason']}")
+    if not found and not as_json:
+        click.echo("the review queue is empty")
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(1), help="Label at most this many answers (oldest first).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def classify(obj, limit: int | None, as_json: bool) -> None:
+    """Label unlabelled answers with an intent and a stable topic (loads the embedding model)."""
+    from feedback import FeedbackError
+    from jobs.classify import label_pending
+    from knowledge import KnowledgeError
+
+    ctx = _context(obj)
+    try:
+        report = label_pending(ctx.store, obj.kb.embedder, ctx.extra["monitoring"].classification, now=ctx.now,
+                               limit=limit)
+    except (KnowledgeError, FeedbackError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+        return
+    intents = ", ".join(f"{k} {v}" for k, v in sorted(report.intents.items(), key=lambda kv: -kv[1]))
+    click.echo(f"labelled {report.labelled} answers ({intents or 'none'}); {report.new_topics} new topics"
+               + (f"; {report.pending_left} left" if report.pending_left else ""))
+
+
+def _num(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.3f}"
+    return str(value)

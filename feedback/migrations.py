@@ -82,9 +82,232 @@ def _create_core_tables(db: sqlite_utils.Database) -> None:
     )
 
 
+def _create_alerting_tables(db: sqlite_utils.Database) -> None:
+    """Alerts and their history, silences, scheduled job runs and the collection kill switch (issue 4).
+
+    Written by `jobs.alerts`, `jobs.silences`, `jobs.runs` and `jobs.killswitch`; times are ISO-8601 UTC.
+    """
+    db.execute(
+        """
+        CREATE TABLE alerts (
+            fingerprint TEXT PRIMARY KEY,      -- hash of alert name + sorted labels (jobs.alerts.fingerprint)
+            alert TEXT NOT NULL,               -- e.g. "bad_document"
+            severity TEXT NOT NULL CHECK (severity IN ('critical', 'warning', 'info')),
+            labels TEXT NOT NULL,              -- JSON object, the identity
+            source TEXT NOT NULL,              -- what evaluates it: a job name, "job:<name>", "slack:<channel>"
+            state TEXT NOT NULL CHECK (state IN ('pending', 'firing', 'resolved')),
+            bad_streak INTEGER NOT NULL,       -- bad evaluations in a row
+            good_streak INTEGER NOT NULL,      -- good evaluations in a row
+            value REAL, threshold REAL, n INTEGER,
+            summary TEXT NOT NULL, link TEXT NOT NULL,
+            annotations TEXT NOT NULL,         -- JSON object, volatile extras
+            first_seen_at TEXT NOT NULL,
+            started_at TEXT,                   -- became firing (current or last episode)
+            resolved_at TEXT,
+            last_evaluated_at TEXT NOT NULL,
+            last_notified_at TEXT,             -- last Slack notification (message or digest) in any episode
+            notified_severity TEXT,            -- severity of that notification (an escalation notifies again)
+            notify_count INTEGER NOT NULL,     -- notifications in the current episode
+            acked_at TEXT, acked_by TEXT       -- cleared when a new episode starts
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_alerts_state ON alerts (state, severity)")
+    db.execute("CREATE INDEX idx_alerts_source ON alerts (source)")
+    db.execute(
+        """
+        CREATE TABLE alert_events (
+            event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            fingerprint TEXT NOT NULL,
+            at TEXT NOT NULL,
+            kind TEXT NOT NULL,                -- pending | firing | resolved | acked | silenced | unsilenced
+            detail TEXT NOT NULL               -- JSON object
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_alert_events_fingerprint ON alert_events (fingerprint, at)")
+    db.execute(
+        """
+        CREATE TABLE alert_notifications (
+            notification_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            fingerprint TEXT NOT NULL,
+            kind TEXT NOT NULL,                -- firing | reminder | escalated | digest
+            route TEXT NOT NULL,               -- now | daily | weekly
+            channel TEXT NOT NULL,
+            ts TEXT,                           -- Slack message ts (NULL when the post failed)
+            sent_at TEXT NOT NULL,
+            error TEXT                         -- Slack error code when the post failed
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_alert_notifications_fingerprint ON alert_notifications (fingerprint, sent_at)")
+    db.execute(
+        """
+        CREATE TABLE silences (
+            silence_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            fingerprint TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,          -- moved to the removal time by an early unsilence
+            created_by TEXT NOT NULL,          -- Slack user id, or "cli"
+            comment TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_silences_fingerprint ON silences (fingerprint, expires_at)")
+    db.execute(
+        """
+        CREATE TABLE job_runs (
+            run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job TEXT NOT NULL,                 -- scheduler job name, or "reindex" (inhibition marks)
+            target TEXT NOT NULL,              -- e.g. the collection being re-indexed; "" otherwise
+            trigger TEXT NOT NULL,             -- schedule | manual | mark
+            started_at TEXT NOT NULL,
+            ended_at TEXT,                     -- NULL while running (or after a crash)
+            outcome TEXT NOT NULL CHECK (outcome IN ('running', 'ok', 'failed')),
+            error TEXT,
+            findings INTEGER,
+            pid INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_job_runs_job ON job_runs (job, started_at)")
+    db.execute(
+        """
+        CREATE TABLE kill_switch (
+            change_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            collection TEXT NOT NULL,
+            disabled INTEGER NOT NULL CHECK (disabled IN (0, 1)),  -- the latest row per collection is current
+            reason TEXT NOT NULL,
+            fingerprint TEXT,                  -- the alert that flipped it; NULL for a manual change
+            changed_by TEXT NOT NULL,          -- "alert", "cli", or a Slack user id
+            changed_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_kill_switch_collection ON kill_switch (collection, change_id)")
+
+
+def _create_monitoring_tables(db: sqlite_utils.Database) -> None:
+    """Question labels and topics, wrong-answer flags and the review queue (issue 4, signals side).
+
+    Written by `jobs.classify`, `FeedbackStore.record_flag` and `jobs.review`; times are ISO-8601 UTC.
+    """
+    db.execute(
+        """
+        CREATE TABLE topics (
+            topic_id INTEGER PRIMARY KEY,      -- never reused or renumbered
+            label TEXT NOT NULL,               -- set once at creation (the first question), never renamed
+            model TEXT NOT NULL,               -- embedding model of the centroid
+            centroid BLOB NOT NULL,            -- float32 mean of member question vectors (dim * 4 bytes)
+            n INTEGER NOT NULL,                -- questions assigned so far
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE answer_labels (
+            answer_id TEXT PRIMARY KEY REFERENCES answers (answer_id) ON DELETE CASCADE,
+            intent TEXT NOT NULL,              -- "how-to" | "lookup" | ... | "other" (config/monitoring.yaml)
+            topic_id INTEGER NOT NULL REFERENCES topics (topic_id),
+            created_at TEXT NOT NULL,          -- the answer's created_at, copied so windows need no join
+            labelled_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_answer_labels_window ON answer_labels (created_at, intent, topic_id)")
+    # Covering indexes for the monitoring jobs' window aggregates (answers by time, votes by answer), so a
+    # 30-day window over 100k answers is read from the indexes instead of the JSON-heavy rows.
+    db.execute("CREATE INDEX idx_answers_window ON answers (created_at, answer_id, refused, top_score, language)")
+    db.execute("CREATE INDEX idx_votes_answer_value ON votes (answer_id, value)")
+    # The retrieved passages as rows, written by a trigger in the same transaction as the answer (and
+    # back-filled here), so jobs join passages instead of parsing the `retrieved` JSON of every answer in
+    # a window on every run (json_each over 25k answers took ~3 s; the join takes ~0.2 s).
+    db.execute(
+        """
+        CREATE TABLE answer_passages (
+            answer_id TEXT NOT NULL REFERENCES answers (answer_id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL,             -- 0 = best, the position in answers.retrieved
+            doc_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL,
+            score REAL NOT NULL,               -- calibrated relevance in [0, 1]
+            PRIMARY KEY (answer_id, rank)
+        ) WITHOUT ROWID
+        """
+    )
+    passages = """
+        INSERT INTO answer_passages (answer_id, rank, doc_id, chunk_id, score)
+        SELECT {answer}.answer_id, CAST(j.key AS INTEGER), json_extract(j.value, '$.doc_id'),
+               json_extract(j.value, '$.chunk_id'), json_extract(j.value, '$.score')
+        FROM {source} json_each({answer}.retrieved) AS j
+    """
+    db.execute(passages.format(answer="answers", source="answers,"))
+    db.execute(
+        "CREATE TRIGGER answers_passages AFTER INSERT ON answers BEGIN "
+        + passages.format(answer="NEW", source="") + "; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE flags (
+            answer_id TEXT NOT NULL REFERENCES answers (answer_id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL,
+            reason TEXT NOT NULL,              -- free text from the "Report a wrong answer" action, may be ""
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (answer_id, user_id)   -- one report per answer and user
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_flags_created_at ON flags (created_at)")
+    db.execute(
+        """
+        CREATE TABLE review_queue (
+            item_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            problem TEXT NOT NULL,             -- alert name, e.g. "bad_document", "coverage_gap"
+            subject TEXT NOT NULL,             -- doc id, "intent/topic id", metric or collection
+            signal TEXT NOT NULL,              -- the job that proposed it: coverage, bad_docs, ...
+            action TEXT NOT NULL,              -- proposed treatment, e.g. "review_or_deprecate"
+            priority INTEGER NOT NULL,         -- 1 high, 2 normal, 3 low
+            weight REAL NOT NULL,              -- volume behind it (questions, citations); orders within a priority
+            reason TEXT NOT NULL,
+            details TEXT NOT NULL,             -- JSON object
+            auto_deprecate INTEGER NOT NULL,   -- 0/1: may be deprecated without a person (never an only source)
+            status TEXT NOT NULL CHECK (status IN ('open', 'done', 'dismissed')),
+            first_seen_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            closed_at TEXT,
+            UNIQUE (problem, subject)
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_review_queue_status ON review_queue (status, priority)")
+
+
+def _create_gap_scores(db: sqlite_utils.Database) -> None:
+    """Every gap-query score with its run and time (issue 3, convergence loop); written by `jobs.gaps`."""
+    db.execute(
+        """
+        CREATE TABLE gap_scores (
+            run_id TEXT NOT NULL,              -- one id per run of the gap queries (uuid4 hex)
+            query TEXT NOT NULL,               -- the query text (config/gap_queries.yaml)
+            score REAL NOT NULL,               -- best calibrated score in [0, 1]
+            expected REAL NOT NULL,            -- the query's threshold at the time, in [0, 1]
+            top_doc_id TEXT NOT NULL,          -- document of the best passage, "" when none
+            generation TEXT NOT NULL,          -- index generation searched
+            measured_at TEXT NOT NULL,         -- ISO-8601 UTC
+            PRIMARY KEY (run_id, query)
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_gap_scores_query_time ON gap_scores (query, measured_at)")
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only.
 MIGRATIONS: list[Migration] = [
     _create_core_tables,
+    _create_alerting_tables,
+    _create_monitoring_tables,
+    _create_gap_scores,
 ]
 
 

@@ -29,6 +29,8 @@ import sqlite_utils
 from feedback.answers import build_answer_row, fetch_answer, insert_answer
 from feedback.errors import FeedbackError, SchemaTooNew, StoreUnavailable
 from feedback.events import delete_event_keys, insert_event_key
+from feedback.flags import insert_flag
+from feedback.gap_scores import fetch_history, fetch_last_scores, insert_gap_scores
 from feedback.migrations import MIGRATIONS, apply_migrations, schema_version
 from feedback.votes import VoteResult, fetch_votes, upsert_vote
 
@@ -205,6 +207,58 @@ class FeedbackStore:
         """
         with self._read():
             return fetch_votes(self.db, answer_id)
+
+    def record_flag(
+        self, answer_id: str, user_id: str, reason: str = "", created_at: datetime | None = None
+    ) -> bool:
+        """Stores a "Report a wrong answer" flag: one per (answer, user); a repeated report changes nothing.
+
+        Args:
+            answer_id: id of a recorded answer (the button's value).
+            user_id: the reporter's Slack user id.
+            reason: optional free text (cut to 2,000 characters).
+            created_at: aware datetime of the report; None means now.
+
+        Returns:
+            True when the report was stored, False when this user had already reported this answer.
+
+        Raises:
+            InvalidRecord: empty `user_id` or naive `created_at`.
+            UnknownAnswer: no answer with `answer_id` was recorded.
+            StoreUnavailable: SQLite failed; the report was not stored.
+        """
+        with self._write():
+            return insert_flag(self.db, answer_id, user_id, reason, created_at)
+
+    def record_gap_scores(
+        self, run_id: str, scores: list[dict[str, Any]], *, generation: str, measured_at: datetime | None = None
+    ) -> int:
+        """Stores one run of the gap queries (see `feedback.gap_scores.insert_gap_scores`); returns rows written.
+
+        Raises:
+            InvalidRecord: an empty run id or query, a repeated query, a score outside [0, 1], a naive time.
+            StoreUnavailable: SQLite failed (e.g. the run id was already stored); nothing is written.
+        """
+        with self._write():
+            return insert_gap_scores(self.db, run_id, scores, generation, measured_at)
+
+    def last_gap_scores(self, before: datetime | None = None) -> dict[str, dict[str, Any]]:
+        """Each gap query's latest stored score (measured before `before` when given): query → row.
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._read():
+            return fetch_last_scores(self.db, before)
+
+    def gap_score_history(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest `limit` stored scores of one gap query, newest first.
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._read():
+            return fetch_history(self.db, query, limit)
 
     def claim_event(self, key: str) -> bool:
         """Claims a Slack event id (or other idempotency key) before acting on it.

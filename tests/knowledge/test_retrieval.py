@@ -155,3 +155,18 @@ def test_off_topic_question_is_refused(real_kb, question):
     assert answer.refused
     assert answer.citations == [] and answer.passages == []
     assert answer.top_score < real_kb.settings.answer.low
+
+
+def test_collections_switched_off_leave_search_at_once(sample_settings, sample_home, embedder):
+    """The kill switch of the monitoring jobs reaches retrieval through `disabled_collections`."""
+    from knowledge import KnowledgeBase
+
+    switched_off: set[str] = set()
+    kb = KnowledgeBase(sample_settings, sample_home, embedder=embedder, disabled_collections=lambda: switched_off)
+    question = "what is the API rate limit on the Pro plan?"
+    assert any(p.collection == "api" for p in kb.search([question], top_k=10)[0])
+
+    switched_off.add("api")
+
+    assert all(p.collection != "api" for p in kb.search([question], top_k=10)[0])
+    assert all(not c.doc_id.startswith("api:") for c in kb.ask(question).citations)

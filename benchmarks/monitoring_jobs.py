@@ -1,0 +1,146 @@
+"""Benchmark for issue 4: time and peak memory of each monitoring job at 10k and 100k answers.
+
+Usage:
+    python benchmarks/monitoring_jobs.py [--sizes 10000,100000] [--out benchmarks/results/monitoring_jobs.json]
+
+Builds the bundled sample knowledge base once (real model), then for each size a fresh MINERVA_HOME with a
+copy of that index and a store filled by `feedback_generator` (labelled answers, ~3 votes each). Each job
+(`jobs.signals.SIGNAL_JOBS`, i.e. ``run(ctx)`` as the scheduler calls it) runs in its own subprocess, warm as in
+the scheduler (modules imported before the clock starts), so its peak RSS is its own: the kernel's high-water
+mark ``VmHWM`` of that process (ru_maxrss would carry the parent's peak across fork/exec), covering imports,
+the index load where the job needs one, and the job. Also timed: labelling 1,000 unlabelled answers with the
+real model (``minerva classify``). The load average is recorded: other work on the machine slows the figures.
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+TARGET_SECONDS, TARGET_MB = 5.0, 500.0
+
+
+def run_one(job: str, home: Path) -> dict:
+    """In the subprocess: run one job once on ``home`` and report seconds and peak RSS."""
+    from datetime import datetime, timezone
+
+    from config import load_settings
+    from config.monitoring import monitoring_config_for
+    from feedback import FeedbackStore
+    from jobs.findings import JobContext
+    from jobs.signals import SIGNAL_JOBS
+    from knowledge import KnowledgeBase
+
+    import scipy.spatial.distance  # noqa: F401 - imported once by a running scheduler, not per run
+    import scipy.stats  # noqa: F401
+
+    settings = load_settings()
+    rss_before = _peak_rss_mb()
+    with FeedbackStore.open(home / "minerva.sqlite") as store:
+        kb = KnowledgeBase(settings, home)
+        ctx = JobContext(settings=settings, home=home, store=store, now=datetime.now(timezone.utc), kb=kb,
+                         extra={"monitoring": monitoring_config_for(settings)})
+        started = time.perf_counter()
+        if job == "classify":
+            from jobs.classify import label_pending
+
+            kb.embedder  # noqa: B018 - the model load is not the job
+            started = time.perf_counter()
+            report = label_pending(store, kb.embedder, ctx.extra["monitoring"].classification, now=ctx.now)
+            findings = report.labelled
+        else:
+            findings = len(SIGNAL_JOBS[job](ctx))
+        seconds = time.perf_counter() - started
+    return {"job": job, "seconds": round(seconds, 3), "findings": findings,
+            "rss_after_imports_mb": rss_before, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident set size (VmHWM), MiB; ru_maxrss where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _subprocess(job: str, home: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", job, "--home", str(home)], check=True,
+                         capture_output=True, text=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--out", default=None, help="also write the JSON here")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--home", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, Path(args.home))))
+        return
+
+    from bot.logs import configure_logging
+    from config import load_settings
+    from feedback import FeedbackStore
+    from feedback_generator import generate
+    from jobs.signals import SIGNAL_JOBS
+    from knowledge import KnowledgeBase
+
+    configure_logging("WARNING", "console")  # keep stdout for the JSON
+    work = Path(tempfile.mkdtemp(prefix="minerva-monitoring-bench-"))
+    result: dict = {"cpus": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+                    "targets": {"seconds": TARGET_SECONDS, "peak_rss_mb": TARGET_MB}, "sizes": {}}
+    try:
+        index_home = work / "index-home"
+        kb = KnowledgeBase(load_settings(), index_home)
+        kb.sync()
+        doc_ids = sorted(kb.index().documents)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            home = work / f"home-{size}"
+            shutil.copytree(index_home / "index", home / "index")
+            with FeedbackStore.open(home / "minerva.sqlite") as store:
+                generated = generate(store, size, doc_ids, seed=size)
+            entry = {"generated": generated, "db_mb": round((home / "minerva.sqlite").stat().st_size / 2**20, 1),
+                     "jobs": {}}
+            for job in SIGNAL_JOBS:
+                entry["jobs"][job] = _subprocess(job, home)
+            result["sizes"][str(size)] = entry
+        classify_home = work / "classify-home"
+        shutil.copytree(index_home / "index", classify_home / "index")
+        with FeedbackStore.open(classify_home / "minerva.sqlite") as store:
+            generate(store, 1000, doc_ids, labelled=False, seed=1)
+        result["classify_1000_unlabelled"] = _subprocess("classify", classify_home)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["within_targets"] = all(
+        j["seconds"] <= TARGET_SECONDS and j["peak_rss_mb"] <= TARGET_MB
+        for s in result["sizes"].values() for j in s["jobs"].values()
+    )
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Wrong-answer reports ("Report a wrong answer"; DESIGN.md's hallucination flag): one per (answer, user).
+
+The first report of a user on an answer is kept; a repeated click stores nothing and returns False, so a
+report cannot be inflated by clicking again. `jobs.signals.bad_docs` counts them per cited document.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlite_utils
+
+from feedback._time import utc_iso
+from feedback.answers import answer_exists
+from feedback.errors import InvalidRecord, UnknownAnswer
+
+#: Longest reason kept, in characters; longer text is cut (it is shown in digests, not parsed).
+MAX_REASON_CHARS = 2000
+
+
+def insert_flag(
+    db: sqlite_utils.Database, answer_id: str, user_id: str, reason: str, created_at: datetime | None
+) -> bool:
+    """Stores one user's wrong-answer report on one answer, unless that user already reported it.
+
+    Args:
+        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        answer_id: id of a recorded answer.
+        user_id: Slack user id (``"U…"``) or another stable reporter id; non-empty.
+        reason: free text, may be empty; cut to MAX_REASON_CHARS characters.
+        created_at: aware datetime of the report; None means now.
+
+    Returns:
+        True when this call stored the report, False when the user had already reported this answer.
+
+    Raises:
+        InvalidRecord: empty `user_id` or naive `created_at`.
+        UnknownAnswer: no answer with `answer_id` was recorded.
+    """
+    if not user_id:
+        raise InvalidRecord("user_id must be a non-empty string")
+    moment = utc_iso(created_at, field="created_at")
+    if not answer_exists(db, answer_id):
+        raise UnknownAnswer(answer_id)
+    cursor = db.execute(
+        "INSERT OR IGNORE INTO flags (answer_id, user_id, reason, created_at) VALUES (?, ?, ?, ?)",
+        [answer_id, user_id, (reason or "")[:MAX_REASON_CHARS], moment],
+    )
+    return cursor.rowcount == 1

@@ -1,0 +1,59 @@
+"""What the freshness signal and the re-index score ask about one indexed document.
+
+Works on the document records of the live index (`knowledge.sync` writes them: ``collection``, ``path``,
+``last_modified``, ``indexed_at``, ``mtime``, ``size``, ``chunker``, ``stage``, ``expires_at``) and on the
+file system; it never reads the feedback store.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from config.monitoring import FreshnessConfig
+from jobs._common import parse_time
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The source file of a document as it is now.
+
+    Attributes:
+        missing: the file is gone or unreadable (the source is unreachable).
+        modified: the file changed after indexing: its mtime is later than ``indexed_at``, or its
+            (mtime, size) differ from the indexed ones (a restored older copy has an earlier mtime).
+        mtime: the file's current modification time (UTC), None when missing.
+    """
+
+    missing: bool
+    modified: bool
+    mtime: datetime | None
+
+
+def source_state(doc: dict) -> SourceState:
+    """Stats the document's source file (one ``os.stat``)."""
+    try:
+        stat = os.stat(doc["path"])
+    except (OSError, KeyError, TypeError):
+        return SourceState(missing=True, modified=False, mtime=None)
+    mtime = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
+    indexed_at = parse_time(doc.get("indexed_at"))
+    recorded = parse_time(doc.get("mtime"))
+    modified = (indexed_at is not None and mtime > indexed_at) or (
+        recorded is not None and (mtime != recorded or stat.st_size != doc.get("size", stat.st_size))
+    )
+    return SourceState(missing=False, modified=modified, mtime=mtime)
+
+
+def age_days(doc: dict, now: datetime) -> float | None:
+    """Days since the document's ``last_modified`` (front matter date, else file mtime); None if unknown."""
+    modified = parse_time(doc.get("last_modified"))
+    return None if modified is None else max(0.0, (now - modified).total_seconds() / 86400)
+
+
+def is_stale(doc: dict, cfg: FreshnessConfig, now: datetime) -> bool:
+    """True when the document is older than its collection's staleness (never for ``-1`` collections)."""
+    days = cfg.staleness_days(doc.get("collection", ""))
+    age = age_days(doc, now)
+    return days is not None and age is not None and age > days

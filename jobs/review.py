@@ -1,0 +1,154 @@
+"""The review queue: treatment candidates from every signal, with a priority, for people to work through.
+
+Seed 004 §10: each signal registers treatment candidates (add or extend documents for a coverage gap,
+review or deprecate a bad document, review a drift, ...). One row per (problem, subject): a signal that
+finds the same problem again refreshes its priority, reason and ``last_seen_at``; a row a person closed
+("done" or "dismissed") stays closed. Nothing here deprecates anything: ``auto_deprecate`` only says whether
+a later lifecycle step may do it without a person, and it is never set for a document that is the only
+source on one of its topics (seed 004 §13.5).
+
+Usage::
+
+    submit(store, "bad_docs", [Candidate("bad_document", doc_id, "review_or_deprecate", 2, 41, "…")], now=now)
+    for item in items(store):            # open items, most urgent first
+        ...
+    close(store, item["item_id"], "done")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jobs._common import iso
+from jobs._store import dumps, reading, rows, writing
+
+#: Proposed treatments and what a person should do.
+ACTIONS = {
+    "add_or_extend_documents": "add a source or extend documents for this intent × topic, in small batches",
+    "review_or_deprecate": "review the document; deprecate it only once another source covers its topics",
+    "improve_only_source": "improve the document: it is the only source on a topic, so do not deprecate it",
+    "update_content": "ask the owner to update or confirm the document",
+    "check_source": "restore the source file or remove the document from the collection",
+    "reindex": "re-index the collection (`minerva reindex --execute`)",
+    "human_review": "decide whether to update, re-index or keep the document",
+    "review_drift": "find what changed (new users, a release, an outside event); re-baseline if it is intended",
+    "review_citations": "check retrieval and chunking: answers cite too little or too few documents",
+}
+#: Priority numbers: 1 high, 2 normal, 3 low; a finding's severity maps onto them.
+PRIORITY_OF_SEVERITY = {"critical": 1, "warning": 2, "info": 3}
+STATUSES = ("open", "done", "dismissed")
+
+
+class UnknownReviewItem(LookupError):
+    """No review item has this id (``minerva review --all`` lists them)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed treatment.
+
+    Attributes:
+        problem: the alert name it comes from, e.g. "bad_document".
+        subject: what it is about: a doc id, ``"{intent}/{topic_id}"``, a metric or a collection.
+        action: a key of `ACTIONS`.
+        priority: 1 high, 2 normal, 3 low.
+        weight: the volume behind it (questions, citations); orders items of one priority.
+        reason: one human sentence.
+        details: JSON-ready extras (figures, intervals, links).
+        auto_deprecate: may a later step deprecate the subject without a person.
+    """
+
+    problem: str
+    subject: str
+    action: str
+    priority: int
+    weight: float
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+    auto_deprecate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {self.action!r}")
+        if self.priority not in (1, 2, 3):
+            raise ValueError(f"priority must be 1, 2 or 3, not {self.priority!r}")
+
+
+def submit(store, signal: str, candidates: Iterable[Candidate], *, now: datetime) -> int:
+    """Adds or refreshes candidates in one transaction; returns how many were written.
+
+    Args:
+        store: the feedback store.
+        signal: the job proposing them, e.g. "coverage".
+        candidates: the treatments.
+        now: aware time recorded as first/last seen.
+
+    Raises:
+        StoreUnavailable: SQLite failed; nothing was written.
+    """
+    candidates = list(candidates)
+    if not candidates:
+        return 0
+    stamp = iso(now)
+    with writing(store) as db:
+        for c in candidates:
+            db.execute(
+                """
+                INSERT INTO review_queue (problem, subject, signal, action, priority, weight, reason, details,
+                                          auto_deprecate, status, first_seen_at, last_seen_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)
+                ON CONFLICT (problem, subject) DO UPDATE SET
+                    signal = excluded.signal, action = excluded.action, priority = excluded.priority,
+                    weight = excluded.weight, reason = excluded.reason, details = excluded.details,
+                    auto_deprecate = excluded.auto_deprecate, last_seen_at = excluded.last_seen_at
+                """,
+                [c.problem, c.subject, signal, c.action, c.priority, float(c.weight), c.reason, dumps(c.details),
+                 int(c.auto_deprecate), stamp, stamp],
+            )
+    return len(candidates)
+
+
+def items(store, *, status: str | None = "open", limit: int | None = None) -> list[dict[str, Any]]:
+    """Review items, most urgent first (priority, then weight, then oldest).
+
+    Args:
+        store: the feedback store.
+        status: "open", "done", "dismissed", or None for all.
+        limit: at most this many.
+
+    Returns:
+        Dicts with the table's columns; ``details`` decoded, ``auto_deprecate`` as bool, and ``todo``
+        (the action's sentence from `ACTIONS`).
+    """
+    where, params = ("WHERE status = ?", [status]) if status else ("", [])
+    sql = f"SELECT * FROM review_queue {where} ORDER BY priority, weight DESC, first_seen_at, item_id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    with reading(store) as db:
+        found = rows(db, sql, params)
+    for item in found:
+        item["details"] = json.loads(item["details"])
+        item["auto_deprecate"] = bool(item["auto_deprecate"])
+        item["todo"] = ACTIONS.get(item["action"], "")
+    return found
+
+
+def close(store, item_id: int, status: str, *, now: datetime) -> None:
+    """Marks an item "done" or "dismissed" (or "open" again).
+
+    Raises:
+        ValueError: unknown status.
+        UnknownReviewItem: no item with this id.
+    """
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+    with writing(store) as db:
+        cursor = db.execute("UPDATE review_queue SET status = ?, closed_at = ? WHERE item_id = ?",
+                            [status, None if status == "open" else iso(now), int(item_id)])
+        if cursor.rowcount == 0:
+            raise UnknownReviewItem(f"no review item {item_id} (see `minerva review --all`)")

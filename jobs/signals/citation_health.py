@@ -1,0 +1,197 @@
+"""Citation health: how answers cite — how many documents, how concentrated, how deep, how reused
+(DESIGN.md "Quality monitoring", Citation health; seed 004 §6, thresholds §6.1).
+
+Over the answered (not refused) questions of the last ``citation_health.window_days`` (30); below
+``min_answers`` (100) answered questions the status is "insufficient_data" and nothing alerts:
+
+- **average citations per answer** (cited documents) — warning "citation_avg_low" below 1.5;
+- **Gini concentration** of citation counts over the active documents of the live index, never-cited ones
+  included (notes/monitoring.md: the population matters) — warning "citation_gini_high" above 0.85; the
+  top-5 share is reported beside it;
+- **no-citation rate** (answered without any citation) — critical "no_citation_rate" when its whole
+  Wilson interval is above 10 %;
+- **chunk-level ratio** — citations backed by an identified passage (a retrieved chunk of the cited
+  document scoring at least ``answer.low``) over all citations — info "chunk_ratio_low" below 0.5. The
+  extractive composer always quotes a passage, so this stays near 1 unless answers come from elsewhere;
+- **reuse** — citing passages per distinct passage (how often the same chunk answers different questions).
+
+The status also holds a weekly trend (``trend_weeks``, 4) for the report.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+from jobs._common import SignalResult, index_documents, is_active, iso, monitoring_config, rows, snapshot, window
+from jobs.findings import Finding, JobContext
+from jobs.review import PRIORITY_OF_SEVERITY, Candidate, submit
+from jobs.stats import clearly_above, gini, top_share, wilson_interval
+
+SIGNAL = "citation_health"
+
+_ANSWERS_SQL = """
+    SELECT COUNT(*) AS answers, COALESCE(SUM(refused = 0), 0) AS answered,
+           COALESCE(SUM(CASE WHEN refused = 0 THEN n_cit END), 0) AS citations,
+           COALESCE(SUM(refused = 0 AND n_cit = 0), 0) AS no_citation
+    FROM (SELECT a.refused, (SELECT COUNT(*) FROM citations c WHERE c.answer_id = a.answer_id) AS n_cit
+          FROM answers a WHERE a.created_at >= :since AND a.created_at < :until)
+"""
+_PER_DOC_SQL = """
+    SELECT c.doc_id, COUNT(*) FROM citations c JOIN answers a ON a.answer_id = c.answer_id
+    WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0 GROUP BY c.doc_id
+"""
+_CHUNKS_SQL = """
+    WITH a AS MATERIALIZED (
+        SELECT answer_id FROM answers WHERE created_at >= :since AND created_at < :until AND refused = 0
+    ),
+    cited AS MATERIALIZED (
+        SELECT DISTINCT p.answer_id, p.doc_id, p.chunk_id
+        FROM a JOIN answer_passages p ON p.answer_id = a.answer_id
+        JOIN citations c ON c.answer_id = p.answer_id AND c.doc_id = p.doc_id
+        WHERE p.score >= :low
+    )
+    SELECT (SELECT COUNT(*) FROM cited) AS chunk_citations,
+           (SELECT COUNT(DISTINCT chunk_id) FROM cited) AS distinct_chunks,
+           (SELECT COUNT(*) FROM (SELECT DISTINCT answer_id, doc_id FROM cited)) AS chunk_level
+"""
+_TREND_SQL = """
+    SELECT CAST((julianday(:until) - julianday(a.created_at)) / 7 AS INTEGER) AS week, c.doc_id AS doc_id,
+           COUNT(*) AS n
+    FROM citations c JOIN answers a ON a.answer_id = c.answer_id
+    WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0
+    GROUP BY week, c.doc_id
+"""
+_TREND_ANSWERS_SQL = """
+    SELECT CAST((julianday(:until) - julianday(a.created_at)) / 7 AS INTEGER) AS week, COUNT(*) AS answered,
+           SUM((SELECT COUNT(*) FROM citations c WHERE c.answer_id = a.answer_id) = 0) AS no_citation
+    FROM answers a WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0
+    GROUP BY week
+"""
+
+
+def check(ctx: JobContext) -> SignalResult:
+    """Computes the citation-health figures of the window and the weekly trend.
+
+    Returns:
+        SignalResult: status {"status": "ok" | "insufficient_data", "answers", "answered", "avg_citations",
+        "gini", "population", "top_share", "no_citation_rate", "no_citation_ci", "chunk_level_ratio",
+        "reuse", "trend": [{"week_start", "answered", "avg_citations", "no_citation_rate", "gini"}]};
+        findings as in the module docstring; one review candidate per finding.
+    """
+    cfg = monitoring_config(ctx)
+    ch, level = cfg.citation_health, cfg.confidence_level
+    since, until = window(ctx.now, ch.window_days)
+    trend_since = iso(ctx.now - timedelta(weeks=ch.trend_weeks))
+    params = {"since": since, "until": until, "low": float(ctx.settings.answer.low)}
+    with snapshot(ctx.store) as conn:
+        (totals,) = rows(conn, _ANSWERS_SQL, params)
+        per_doc = dict(conn.execute(_PER_DOC_SQL, params).fetchall())
+        (chunks,) = rows(conn, _CHUNKS_SQL, params)
+        trend_docs = rows(conn, _TREND_SQL, {"since": trend_since, "until": until})
+        trend_answers = rows(conn, _TREND_ANSWERS_SQL, {"since": trend_since, "until": until})
+    docs = index_documents(ctx)
+    population = ([d["doc_id"] for d in docs.values() if is_active(d, ctx.now)] if docs is not None else None)
+    answered, cites = totals["answered"], totals["citations"]
+    counts = _population_counts(per_doc, population)
+    status: dict[str, Any] = {
+        "window_days": ch.window_days, "since": since, "until": until,
+        "answers": totals["answers"], "answered": answered,
+        "avg_citations": round(cites / answered, 4) if answered else None,
+        "gini": _round(gini(counts)),
+        "population": "active indexed documents" if population is not None else "cited documents (no index)",
+        "documents": len(counts), "documents_cited": sum(1 for c in counts if c),
+        f"top{ch.top_n}_share": _round(top_share(counts, ch.top_n)),
+        "no_citation_rate": round(totals["no_citation"] / answered, 4) if answered else None,
+        "no_citation_ci": _ci(totals["no_citation"], answered, level),
+        "chunk_level_ratio": round(chunks["chunk_level"] / cites, 4) if cites else None,
+        "reuse": round(chunks["chunk_citations"] / chunks["distinct_chunks"], 3) if chunks["distinct_chunks"] else None,
+        "trend": _trend(trend_docs, trend_answers, population, ctx.now, ch.trend_weeks),
+    }
+    if answered < ch.min_answers:
+        status["status"] = "insufficient_data"
+        return SignalResult(status)
+    status["status"] = "ok"
+    findings = _findings(status, totals["no_citation"], cites, len(counts), ch, level)
+    candidates = [Candidate(f.alert, f.labels["metric"], "review_citations", PRIORITY_OF_SEVERITY[f.severity],
+                            f.n, f.summary, {"value": f.value, "threshold": f.threshold}) for f in findings]
+    return SignalResult(status, findings, candidates)
+
+
+def summarize(ctx: JobContext) -> dict[str, Any]:
+    """The citation-health figures and trend (see `check`), without touching the review queue."""
+    return check(ctx).status
+
+
+def run(ctx: JobContext) -> list[Finding]:
+    """The scheduled job: findings for the alert layer; candidates to the review queue."""
+    result = check(ctx)
+    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
+    return result.findings
+
+
+def _population_counts(per_doc: dict[str, int], population: list[str] | None) -> list[int]:
+    """Citation count per document of the population (zeros included); cited documents when no index."""
+    if population is None:
+        return list(per_doc.values())
+    return [per_doc.get(doc_id, 0) for doc_id in population]
+
+
+def _trend(doc_rows, answer_rows, population, now, weeks: int) -> list[dict[str, Any]]:
+    per_week: dict[int, dict[str, int]] = defaultdict(dict)
+    for r in doc_rows:
+        per_week[r["week"]][r["doc_id"]] = r["n"]
+    answers = {r["week"]: r for r in answer_rows}
+    points = []
+    for week in range(weeks - 1, -1, -1):
+        counts = _population_counts(per_week.get(week, {}), population)
+        a = answers.get(week, {"answered": 0, "no_citation": 0})
+        cites = sum(per_week.get(week, {}).values())
+        points.append({
+            "week_start": (now - timedelta(weeks=week + 1)).date().isoformat(),
+            "answered": a["answered"],
+            "avg_citations": round(cites / a["answered"], 4) if a["answered"] else None,
+            "no_citation_rate": round(a["no_citation"] / a["answered"], 4) if a["answered"] else None,
+            "gini": _round(gini(counts)),
+        })
+    return points
+
+
+def _findings(s: dict, no_citation: int, cites: int, documents: int, ch, level: float) -> list[Finding]:
+    """The threshold checks of seed 004 §6.1 on the computed status ``s``."""
+    found = []
+    answered, top = s["answered"], s[f"top{ch.top_n}_share"]
+    if s["avg_citations"] < ch.min_avg_citations:
+        found.append(_finding("citation_avg_low", "warning", "avg_citations", s["avg_citations"],
+                              ch.min_avg_citations, answered,
+                              f"answers cite {s['avg_citations']:.2f} documents on average (< {ch.min_avg_citations:g})"))
+    if s["gini"] is not None and s["gini"] > ch.max_gini:
+        found.append(_finding("citation_gini_high", "warning", "gini", s["gini"], ch.max_gini, cites,
+                              f"citations are concentrated: Gini {s['gini']:.2f} > {ch.max_gini:g}; "
+                              f"the top {ch.top_n} of {documents} documents get {top:.0%}",
+                              {"top_share": top, "documents": documents}))
+    if clearly_above(no_citation, answered, ch.max_no_citation_rate, level):
+        found.append(_finding("no_citation_rate", "critical", "no_citation_rate", s["no_citation_rate"],
+                              ch.max_no_citation_rate, answered,
+                              f"{s['no_citation_rate']:.0%} of answers cite nothing "
+                              f"(> {ch.max_no_citation_rate:.0%})", {"ci": s["no_citation_ci"]}))
+    if s["chunk_level_ratio"] is not None and s["chunk_level_ratio"] < ch.min_chunk_ratio:
+        found.append(_finding("chunk_ratio_low", "info", "chunk_level_ratio", s["chunk_level_ratio"],
+                              ch.min_chunk_ratio, cites,
+                              f"only {s['chunk_level_ratio']:.0%} of citations point at a passage "
+                              f"(< {ch.min_chunk_ratio:.0%})"))
+    return found
+
+
+def _ci(k: int, n: int, level: float) -> list[float] | None:
+    return [round(x, 4) for x in wilson_interval(k, n, level)] if n else None
+
+
+def _finding(alert, severity, metric, value, threshold, n, summary, annotations=None) -> Finding:
+    return Finding(alert=alert, severity=severity, labels={"metric": metric}, value=float(value),
+                   threshold=float(threshold), n=int(n), summary=summary, annotations=annotations or {})
+
+
+def _round(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(x, digits)

@@ -1,0 +1,341 @@
+"""Contradictions: two active documents that state different values for the same thing.
+
+Seed 000, "Cross-validation": source A says the payment timeout is 30 seconds, source B says 60 seconds →
+flag both, someone decides which is current. The check runs in three steps, each cheaper than the next is
+precise:
+
+1. **Same topic**: chunk pairs from different documents whose cosine similarity is at least ``threshold``
+   (0.70 by default, see `TOPIC_THRESHOLD`), found with hnswlib's k nearest neighbours per chunk, never an
+   n×n matrix.
+2. **Different values**: stated values (`knowledge.values`) of the same unit and compatible bounds whose
+   amounts differ, where neither is *corroborated* (stated again, with the same amount, by a similar
+   sentence of the other chunk). Corroboration keeps identical and near-identical passages silent.
+3. **Same thing**: the two value-masked sentences ("the webhook timeout is N seconds") must say the same
+   thing: at least one shared content word next to the values, and identical masked sentences or an
+   embedding cosine >= ``statement_threshold`` (0.80). Parallel sentences that swap a word ("client
+   certificate" / "server certificate") name two things, and cells of different table rows never match.
+
+Precision matters more than recall here: a report full of noise is ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+
+from difflib import SequenceMatcher
+
+import numpy as np
+
+from knowledge.embedding import Embedder
+from knowledge.index import LoadedIndex
+from knowledge.tokenize import tokenize
+from knowledge.values import Value, extract_values
+
+#: Chunk cosine at or above which two chunks are about the same topic. 0.70, below the issue's example
+#: 0.80: the sample KB's webhook timeout pair (api/webhooks.md 30 s vs runbooks/webhook-failures.md 60 s)
+#: sits at 0.74, and on the two TTS handbook snapshots 0.70 finds 14 pairs, all real, where 0.80 finds 12
+#: and 0.60 adds 6 false ones (benchmarks/contradictions.py).
+TOPIC_THRESHOLD = 0.70
+#: Cosine of two value-masked sentences at or above which they state the same thing (tuned on the two
+#: TTS handbook snapshots, benchmarks/contradictions.py).
+STATEMENT_THRESHOLD = 0.80
+#: Content words a value's context needs before it is compared (see `_has_subject`).
+MIN_SUBJECT_WORDS = 2
+#: Stemmed context words that make a version a claim about the current state rather than a mention.
+VERSION_CLAIM_WORDS = frozenset({"current", "latest", "minimum", "requir", "support", "recommend", "default",
+                                 "stabl", "deprec"})
+#: Characters of a statement embedded (MiniLM reads ~256 word pieces; longer sentences only cost time).
+STATEMENT_CHARS = 400
+#: Neighbours examined per chunk.
+NEIGHBOURS = 10
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """Two sources stating different values for the same thing.
+
+    Attributes:
+        doc_a, doc_b: the two documents (``doc_a`` sorts first).
+        collection_a, collection_b: their collections.
+        chunk_a, chunk_b: the chunks holding the two statements.
+        kind: what the values measure: "duration", "percent", "money", "size", "rate", "count", …
+        value_a, value_b: the values as written, e.g. "30 seconds" and "60 seconds".
+        sentence_a, sentence_b: the sentences stating them (Markdown stripped).
+        similarity: cosine of the two chunks, in [threshold, 1].
+        statement_similarity: cosine of the two value-masked sentences, in [statement_threshold, 1].
+    """
+
+    doc_a: str
+    doc_b: str
+    collection_a: str
+    collection_b: str
+    chunk_a: str
+    chunk_b: str
+    kind: str
+    value_a: str
+    value_b: str
+    sentence_a: str
+    sentence_b: str
+    similarity: float
+    statement_similarity: float
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict; similarities rounded to 4 decimals."""
+        data = asdict(self)
+        data["similarity"] = round(self.similarity, 4)
+        data["statement_similarity"] = round(self.statement_similarity, 4)
+        return data
+
+
+def find_contradictions(
+    index: LoadedIndex,
+    embedder: Embedder,
+    *,
+    threshold: float = TOPIC_THRESHOLD,
+    statement_threshold: float = STATEMENT_THRESHOLD,
+    across_collections: bool = False,
+    neighbours: int = NEIGHBOURS,
+    now: datetime | None = None,
+) -> list[Contradiction]:
+    """Pairs of active documents stating different values for the same thing, most certain first.
+
+    Args:
+        index: a loaded generation (its hnswlib index finds the similar chunks).
+        embedder: the dense model, for the value-masked sentences (any model; the index's is best).
+        threshold: chunk cosine in [-1, 1] from which two chunks count as the same topic.
+        statement_threshold: cosine from which two value-masked sentences state the same thing.
+        across_collections: True compares only documents of different collections (e.g. two sources
+            of one handbook); False any two different documents.
+        neighbours: nearest chunks examined per chunk (>= 1).
+        now: expiry is checked against it (UTC); None = now. Archived, deprecated and expired
+            documents are never compared.
+
+    Returns:
+        One Contradiction per pair of conflicting statements, sorted by statement similarity, then chunk
+        similarity (both descending). The same two sentences met through overlapping chunks count once.
+    """
+    active = _active_rows(index, now or datetime.now(timezone.utc))
+    values = _ValueCache(index)
+    candidates = []
+    for i, j, cosine in _similar_pairs(index, active, threshold, neighbours, across_collections):
+        if any(a.conflicts_with(b) for a in values.chunk(i) for b in values.chunk(j)):
+            candidates.append((i, j, cosine))
+    same_statement = _statement_judge(embedder, values, candidates, statement_threshold)
+    found: dict[tuple, Contradiction] = {}
+    for i, j, cosine in candidates:
+        doc_i, doc_j = index.chunks[i]["doc_id"], index.chunks[j]["doc_id"]
+        pairs = _conflicts(values.chunk(i), values.chunk(j), values.document(doc_i), values.document(doc_j),
+                           same_statement)
+        for a, b, sim in pairs:
+            item = _contradiction(index, i, j, a, b, cosine, sim)
+            key = (item.doc_a, item.doc_b, item.sentence_a, item.sentence_b, item.value_a, item.value_b)
+            if key not in found or found[key].similarity < item.similarity:
+                found[key] = item
+    return sorted(found.values(), key=lambda c: (-c.statement_similarity, -c.similarity, c.doc_a, c.doc_b))
+
+
+def changed_values(old_text: str, new_text: str) -> list[tuple[Value, Value]]:
+    """Values that two near-identical texts state differently: ``(old value, new value)`` pairs.
+
+    For the ingest gate: a new chunk at cosine >= 0.92 with an existing one is no duplicate when it
+    changes a number ("36 hours" → "32 hours" leaves the cosine at ~0.97); dropping it would keep the
+    stale value. Text only, no model: a pair counts when both sentences read the same once values are
+    masked, share a context word, and the new text does not state the old amount in that sentence too.
+
+    Example::
+
+        >>> [(a.text, b.text) for a, b in changed_values("Bill at least 36 hours a week to projects.",
+        ...                                               "Bill at least 32 hours a week to projects.")]
+        [('36 hours', '32 hours')]
+    """
+    old, new = extract_values(old_text), extract_values(new_text)
+    return [(a, b) for a in old for b in new
+            if a.conflicts_with(b) and _cheap_verdict(a, b) == 1.0
+            and not any(o.unit == a.unit and o.same_amount(a) and _cheap_verdict(a, o) == 1.0 for o in new)]
+
+
+class _ValueCache:
+    """Values of chunks and of whole documents, extracted once."""
+
+    def __init__(self, index: LoadedIndex):
+        self.index = index
+        self._chunks: dict[int, list[Value]] = {}
+        self._docs: dict[str, list[Value]] = {}
+        self._rows_of: dict[str, list[int]] = {}
+        for row, chunk in enumerate(index.chunks):
+            self._rows_of.setdefault(chunk["doc_id"], []).append(row)
+
+    def chunk(self, row: int) -> list[Value]:
+        if row not in self._chunks:
+            self._chunks[row] = extract_values(self.index.chunks[row]["text"])
+        return self._chunks[row]
+
+    def document(self, doc_id: str) -> list[Value]:
+        if doc_id not in self._docs:
+            self._docs[doc_id] = [v for row in self._rows_of.get(doc_id, []) for v in self.chunk(row)]
+        return self._docs[doc_id]
+
+
+def _statement_judge(embedder: Embedder, values: _ValueCache, candidates, statement_threshold: float):
+    """A function (a, b) → similarity of two values' statements, or 0.0 when they do not say the same thing.
+
+    Only pairs the cheap checks (`_cheap_verdict`) leave open need the model: conflicting values of the
+    candidate chunks, and values of the other document that could corroborate them (same unit and
+    amount). Their statements are embedded in one batch.
+    """
+    needed = set()
+    for i, j, _cosine in candidates:
+        vi, vj = values.chunk(i), values.chunk(j)
+        doc_i, doc_j = (values.document(values.index.chunks[r]["doc_id"]) for r in (i, j))
+        conflicting = _possible_conflicts(vi, vj)
+        open_i = {id(a) for a, _b in conflicting}
+        open_j = {id(b) for _a, b in conflicting}
+        corroborating = [(v, o) for mine, keep, other in ((vi, open_i, doc_j), (vj, open_j, doc_i))
+                         for v in mine if id(v) in keep for o in other if o.unit == v.unit and o.same_amount(v)]
+        for a, b in conflicting + corroborating:
+            if _cheap_verdict(a, b) is None:
+                needed.update((_clip(a), _clip(b)))
+    statements = sorted(needed)
+    vectors = dict(zip(statements, embedder.embed(statements, kind="passage"))) if statements else {}
+
+    def vector(v: Value) -> np.ndarray:
+        text = _clip(v)
+        if text not in vectors:  # not foreseen above: embed it on its own
+            vectors[text] = embedder.embed([text], kind="passage")[0]
+        return vectors[text]
+
+    def same_statement(a: Value, b: Value) -> float:
+        verdict = _cheap_verdict(a, b)
+        if verdict is not None:
+            return verdict
+        cosine = float(vector(a) @ vector(b))
+        return cosine if cosine >= statement_threshold else 0.0
+
+    return same_statement
+
+
+def _possible_conflicts(va: list[Value], vb: list[Value]) -> list[tuple[Value, Value]]:
+    """Value pairs of two chunks with different amounts that the text alone does not rule out."""
+    return [(a, b) for a in va for b in vb if a.conflicts_with(b) and _has_subject(a) and _has_subject(b)
+            and _cheap_verdict(a, b) != 0.0]
+
+
+def _cheap_verdict(a: Value, b: Value) -> float | None:
+    """1.0 or 0.0 when the text alone decides whether two values' statements say the same thing, else None."""
+    if (a.row and b.row and a.row != b.row) or not set(a.context) & set(b.context):
+        return 0.0
+    if a.statement == b.statement:  # the same sentence but for its values: compare value i with value i
+        return 1.0 if a.position == b.position else 0.0
+    if _names_another_thing(a.statement, b.statement):
+        return 0.0
+    return None
+
+
+def _clip(v: Value) -> str:
+    """The statement, cut to STATEMENT_CHARS around the value's context so long sentences embed quickly."""
+    return v.statement if len(v.statement) <= STATEMENT_CHARS else v.statement[:STATEMENT_CHARS]
+
+
+def _conflicts(va: list[Value], vb: list[Value], doc_a: list[Value], doc_b: list[Value],
+               same_statement) -> list[tuple[Value, Value, float]]:
+    """Value pairs of two chunks that state the same thing with different amounts.
+
+    A value is left out when the other document (any of its chunks) states the same amount in a similar
+    statement: the two sources agree on it, whatever else differs.
+
+    Each value is used once: pairs are taken greedily by statement similarity, then by how many other
+    values the two sentences share (the row key of a table: "5 days, billable time: 32 hours" pairs with
+    "5 days, billable time: 36 hours", not with the "4 days" row), then by shared context words.
+    """
+
+    def corroborated(v: Value, others: list[Value]) -> bool:
+        return any(o.unit == v.unit and o.same_amount(v) and same_statement(v, o) > 0 for o in others)
+
+    def anchors(a: Value, b: Value) -> int:
+        return sum(1 for x in va if x.sentence == a.sentence for y in vb
+                   if y.sentence == b.sentence and x.unit == y.unit and x.same_amount(y))
+
+    possible = _possible_conflicts(va, vb)
+    settled: dict[int, bool] = {}
+    scored = []
+    for a, b in possible:
+        for v, other in ((a, doc_b), (b, doc_a)):
+            if id(v) not in settled:
+                settled[id(v)] = corroborated(v, other)
+        if settled[id(a)] or settled[id(b)] or (sim := same_statement(a, b)) == 0:
+            continue
+        key = (round(sim, 3), anchors(a, b), a.bound == b.bound, len(set(a.context) & set(b.context)))
+        scored.append((key, id(a), id(b), a, b, sim))
+    used, pairs = set(), []
+    for _key, ia, ib, a, b, sim in sorted(scored, key=lambda x: x[0], reverse=True):
+        if ia not in used and ib not in used:
+            used |= {ia, ib}
+            pairs.append((a, b, sim))
+    return pairs
+
+
+def _names_another_thing(statement_a: str, statement_b: str) -> bool:
+    """True when two statements are word for word the same except for swapped words ("renew its client
+    certificate" vs "renew its server certificate"): parallel sentences about two different things."""
+    opcodes = SequenceMatcher(None, tokenize(statement_a), tokenize(statement_b), autojunk=False).get_opcodes()
+    kinds = {op for op, *_ in opcodes}
+    return "replace" in kinds and kinds <= {"equal", "replace"}
+
+
+def _has_subject(v: Value) -> bool:
+    """At least MIN_SUBJECT_WORDS content words besides units: a bare table cell ("8 hours") says nothing
+    about what it measures. A version must be stated as a requirement or status ("the minimum supported
+    version is 2.13"): docs that name versions ("in Pydantic V1 …, in V2 …") compare them on purpose."""
+    if v.kind == "version" and not VERSION_CLAIM_WORDS & set(v.context):
+        return False
+    return len(set(v.context)) >= MIN_SUBJECT_WORDS
+
+
+def _contradiction(index: LoadedIndex, i: int, j: int, a: Value, b: Value, cosine: float, sim: float) -> Contradiction:
+    ca, cb = index.chunks[i], index.chunks[j]
+    if cb["doc_id"] < ca["doc_id"]:
+        ca, cb, a, b = cb, ca, b, a
+    return Contradiction(
+        doc_a=ca["doc_id"], doc_b=cb["doc_id"],
+        collection_a=index.documents[ca["doc_id"]]["collection"],
+        collection_b=index.documents[cb["doc_id"]]["collection"],
+        chunk_a=ca["chunk_id"], chunk_b=cb["chunk_id"], kind=a.kind, value_a=a.text, value_b=b.text,
+        sentence_a=a.sentence, sentence_b=b.sentence, similarity=cosine, statement_similarity=sim,
+    )
+
+
+def _active_rows(index: LoadedIndex, now: datetime) -> np.ndarray:
+    """Boolean mask (n_chunks,): chunks of documents in stage "active" and not expired at ``now``."""
+    ok = {
+        doc_id for doc_id, doc in index.documents.items()
+        if doc.get("stage", "active") == "active"
+        and not (doc.get("expires_at") and datetime.fromisoformat(doc["expires_at"]) <= now)
+    }
+    return np.fromiter((c["doc_id"] in ok for c in index.chunks), dtype=bool, count=len(index.chunks))
+
+
+def _similar_pairs(index: LoadedIndex, active: np.ndarray, threshold: float, neighbours: int,
+                   across_collections: bool) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) with i < j, both active, different documents, cosine >= threshold; each pair once."""
+    rows = np.flatnonzero(active)
+    if index.dense is None or len(rows) < 2:
+        return []
+    k = min(neighbours + 1, len(rows))
+    everything = bool(active.all())
+    accept = None if everything else (lambda label: bool(active[label]))
+    # one thread with a Python filter: hnswlib's threads would contend for the GIL (see knowledge.dedup)
+    labels, distances = index.dense.knn_query(index.vectors[rows], k=k, filter=accept, num_threads=1 if accept else -1)
+    docs = [c["doc_id"] for c in index.chunks]
+    collection = {d: doc["collection"] for d, doc in index.documents.items()}
+    pairs = {}
+    for i, row_labels, row_distances in zip(rows, labels, distances):
+        for j, distance in zip(row_labels, row_distances):
+            i_, j_ = int(min(i, j)), int(max(i, j))
+            cosine = 1.0 - float(distance)
+            if cosine < threshold or docs[i_] == docs[j_] or (i_, j_) in pairs:
+                continue
+            if across_collections and collection[docs[i_]] == collection[docs[j_]]:
+                continue
+            pairs[(i_, j_)] = cosine
+    return [(i, j, c) for (i, j), c in sorted(pairs.items())]

@@ -1,0 +1,332 @@
+"""Stated values in text: numbers with units (durations, percentages, sizes, prices, rates, counts, versions).
+
+`extract_values` finds each value with what a contradiction check needs to compare it with another: its
+kind and comparable unit, its magnitude in base units, a bound ("at least" / "up to"), the content words
+around it, and the sentence it sits in with every value masked (so "times out after 30 seconds" and
+"times out after 60 seconds" become the same statement). English only: Korean and Japanese units are
+not recognised (their dates, 2026年4月22日, would read as durations).
+
+Example::
+
+    >>> [(v.kind, v.magnitude, v.text) for v in extract_values("Deliveries time out after 30 seconds.")]
+    [('duration', (30.0, 30.0), '30 seconds')]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import regex
+
+from knowledge.tokenize import tokenize
+
+_DAY = 86_400.0
+#: unit as written (lower case) → (kind, factor to the kind's base unit). Durations in seconds (a month is
+#: 30.44 days, a year 365.25), sizes in bytes, percentages in percent.
+UNITS: dict[str, tuple[str, float]] = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), ("duration", 1.0)),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), ("duration", 60.0)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), ("duration", 3600.0)),
+    **dict.fromkeys(("day", "days", "calendar day", "calendar days"), ("duration", _DAY)),
+    **dict.fromkeys(("week", "weeks"), ("duration", 7 * _DAY)),
+    **dict.fromkeys(("month", "months"), ("duration", 30.44 * _DAY)),
+    **dict.fromkeys(("year", "years"), ("duration", 365.25 * _DAY)),
+    # business days are not calendar days: a separate kind, never compared with "days"
+    **dict.fromkeys(("business day", "business days", "working day", "working days", "workday", "workdays"),
+                    ("business_days", 1.0)),
+    **dict.fromkeys(("%", "percent", "per cent"), ("percent", 1.0)),
+    **{u: ("size", f) for u, f in (("kb", 1e3), ("mb", 1e6), ("gb", 1e9), ("tb", 1e12), ("kib", 2.0**10),
+                                    ("mib", 2.0**20), ("gib", 2.0**30), ("tib", 2.0**40))},
+}
+#: Nouns that make a bare number a comparable count ("5 retries" vs "3 retries").
+COUNT_NOUNS = ("retries", "retry attempts", "attempts", "seats", "users", "members", "characters",
+               "connections", "replicas", "api keys", "requests", "webhooks", "projects", "trips")
+#: Rate units: "100 requests per minute", "100 requests/minute", "10 req/s"; normalised to per second.
+_RATE_TIME = {"second": 1.0, "sec": 1.0, "s": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0, "hr": 3600.0,
+              "h": 3600.0, "day": _DAY}
+_WORD_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+                 "forty-five": 45, "fifty": 50, "sixty": 60, "ninety": 90}
+#: Words before a value that make it a lower or upper bound.
+_MIN_WORDS = ("at least", "minimum of", "minimum", "more than", "over", "no less than", "longer than")
+_MAX_WORDS = ("up to", "at most", "maximum of", "maximum", "max", "less than", "no more than", "within",
+              "under", "fewer than", "no later than", "shorter than")
+_MIN_AFTER = ("or more", "or longer", "or later", "minimum", "+")
+_MAX_AFTER = ("or less", "or fewer", "or shorter", "or sooner", "maximum", "max")
+#: Words too common to tell two values' subjects apart.
+_CONTEXT_STOP = frozenset({"you", "your", "we", "our", "do", "doe", "has", "have", "are", "is", "was", "can",
+                           "will", "may", "need", "must", "should", "which", "what", "there", "also"})
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")"
+_UNIT_WORDS = sorted((u for u in UNITS if u != "%"), key=len, reverse=True)
+_SHORT_UNITS = {"s", "h", "min", "hr", "sec"}  # only right after a digit: "30s", "30 s", never "30 - s"
+_VALUE = regex.compile(
+    r"(?<![\w.$/#:-])"
+    r"(?:(?P<money>\$\s?" r"(?P<mval>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?P<mscale>\s?(?:k|K|million|M)\b)?)"
+    r"|(?P<version>\b(?:v|version\s+)(?P<vval>\d+(?:\.\d+){0,2})(?!\.\d)\b)"
+    r"|(?P<lo>" + _NUM + r")(?:\s*(?:-|–|to)\s*(?P<hi>" + _NUM + r"))?"
+    r"(?:\s*-?\s*(?P<rate>(?:requests?|req|calls?|events?|messages?|queries)\s*(?:/|per\s+)\s*"
+    r"(?P<rtime>second|sec|s|minute|min|hour|hr|h|day)s?\b)"
+    r"|\s*(?P<rshort>rps|rpm|qps)\b"
+    r"|(?P<pct>\s?%)"
+    r"|[\s-]?(?P<unit>" + "|".join(regex.escape(u) for u in _UNIT_WORDS) + r")\b"
+    r"|\s(?P<count>" + "|".join(COUNT_NOUNS) + r")\b))",
+    regex.IGNORECASE,
+)
+#: "per week", "a pay period", "/month", "each day" after a value: part of the unit ("3 days a week").
+_PERIOD_NOUNS = r"(?:second|minute|hour|day|week|month|quarter|year|pay period|night|person|user|seat)s?\b"
+_PER = regex.compile(r"^\s*(?:(?:per|each|every|/)\s*(?P<per>pay period|[a-z]+)|an?\s+(?P<per2>"
+                     + _PERIOD_NOUNS + "))", regex.IGNORECASE)
+#: The noun a hyphenated value modifies: "40-hour week", "30-day trial".
+_MODIFIED = regex.compile(r"^\s+([A-Za-z]+)")
+_SENTENCE_END = regex.compile(r"(?<=[.!?;:])\s+(?=[A-Z*_`\[(\"'])")
+_ITEM_START = regex.compile(r"^(?:[-*+]\s|\d+[.)]\s|#)")
+_TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+_CODE_BLOCK = regex.compile(r"```.*?(?:```|$)", regex.DOTALL)
+_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL = regex.compile(r"https?://\S+|www\.\S+|\{\{[^}]*\}\}")
+_MARKUP = regex.compile(r"[*_`>#]+")
+#: Content words kept on each side of a value for its context.
+CONTEXT_BEFORE, CONTEXT_AFTER = 6, 4
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value stated in a text.
+
+    Attributes:
+        kind: "duration" (base: seconds), "business_days" (days), "percent", "size" (bytes), "money" (USD),
+            "rate" (per second), "count", or "version".
+        unit: comparability key: values compare only when ``unit`` is equal, e.g. "duration",
+            "duration/week" ("3 days a week"), "count:retries", "version".
+        magnitude: (low, high) in base units; low == high for a single value, low < high for a range.
+            Versions are (major, minor·1e-3 + patch·1e-6) so 2.13 > 2.9.
+        text: the value as written, e.g. "30 seconds", "$49", "3-5 days".
+        bound: "min" ("at least 2 days"), "max" ("up to 30 s", "within 5 days") or "" (exact).
+        context: stemmed content words around the value in its sentence (up to 6 before, 4 after).
+        sentence: the sentence holding the value, Markdown stripped.
+        statement: ``sentence`` with every value replaced by "N" + its unit, for comparing what is said.
+        row: for a table cell, its row's first cell in lower case (the row's key); "" outside tables.
+        position: the value's place among the values of its sentence, from 0.
+    """
+
+    kind: str
+    unit: str
+    magnitude: tuple[float, float]
+    text: str
+    bound: str
+    context: tuple[str, ...]
+    sentence: str
+    statement: str
+    row: str = ""
+    position: int = 0
+
+    def same_amount(self, other: Value) -> bool:
+        """True when both state the same amount (ranges must match exactly), within 0.5 % for rounding."""
+        return all(abs(a - b) <= 0.005 * max(abs(a), abs(b), 1e-9) for a, b in zip(self.magnitude, other.magnitude))
+
+    def conflicts_with(self, other: Value) -> bool:
+        """True when both are comparable (same unit, compatible bounds) and state different amounts.
+
+        A range conflicts with a single value only when the value lies outside it. Bounds conflict only
+        when both are set and differ ("at least 2 days" vs "up to 5 days" is no contradiction). Cells of
+        two different table rows never conflict.
+        """
+        if self.unit != other.unit or (self.bound and other.bound and self.bound != other.bound):
+            return False
+        if self.row and other.row and self.row != other.row:  # two different rows of a table
+            return False
+        (a_lo, a_hi), (b_lo, b_hi) = self.magnitude, other.magnitude
+        if (a_lo == a_hi) != (b_lo == b_hi):  # one range, one single value
+            inside = (a_lo <= b_lo <= a_hi) if a_lo != a_hi else (b_lo <= a_lo <= b_hi)
+            return not inside
+        return not self.same_amount(other)
+
+
+def clean_text(text: str) -> str:
+    """Chunk text without code blocks, link targets, URLs or template tags."""
+    text = _CODE_BLOCK.sub(" ", text)
+    text = _LINK.sub(r"\1", text)
+    return _URL.sub(" ", text)
+
+
+def sentences(text: str) -> list[tuple[str, str]]:
+    """``(sentence, row)`` pairs of cleaned text: sentences and list items (``row`` "") and table cells.
+
+    Hard-wrapped lines of a paragraph are joined first; a list item or heading starts a new one. A
+    Markdown table row becomes one sentence per cell after the first, each naming its row and column, so
+    a cell keeps the words that say what its value is: ``| 5 days | 32 hours |`` under the header
+    ``| Work week | Billable time |`` → ``("5 days, Billable time: 32 hours", "5 days")``.
+    """
+    out: list[tuple[str, str]] = []
+    for block in _blocks(text):
+        parts = block if isinstance(block, list) else [(part, "") for part in _SENTENCE_END.split(block)]
+        for part, row in parts:
+            part = _MARKUP.sub("", part).strip(" -+\t")
+            if part:
+                out.append((part, _MARKUP.sub("", row).strip().lower()))
+    return out
+
+
+def _blocks(text: str) -> list[str | list[tuple[str, str]]]:
+    """Paragraphs and list items (str, wrapped lines joined) and table rows (list of (cell sentence, row))."""
+    blocks: list[str | list[tuple[str, str]]] = []
+    paragraph: list[str] = []
+    header: list[str] | None = None
+    lines = text.split("\n")
+
+    def flush() -> None:
+        if paragraph:
+            blocks.append(" ".join(paragraph))
+            paragraph.clear()
+
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("|") and stripped.count("|") >= 2:
+            flush()
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            following = lines[number + 1].strip() if number + 1 < len(lines) else ""
+            if _TABLE_RULE.match(stripped):
+                continue
+            if _TABLE_RULE.match(following):
+                header = cells
+                continue
+            names = header if header and len(header) == len(cells) else [""] * len(cells)
+            blocks.append([(f"{cells[0]}, {name}: {cell}".replace(", :", ","), cells[0])
+                           for name, cell in zip(names[1:], cells[1:]) if cell])
+            continue
+        header = None
+        if not stripped or _ITEM_START.match(stripped):
+            flush()
+        if stripped:
+            paragraph.append(stripped)
+    flush()
+    return blocks
+
+
+def extract_values(text: str) -> list[Value]:
+    """Every value with a unit stated in ``text`` (Markdown allowed), in reading order.
+
+    Bare numbers, years and dates are not values: without a unit there is nothing to compare.
+    """
+    values = []
+    for sentence, row in sentences(clean_text(text)):
+        matches = [m for m in _VALUE.finditer(sentence) if _plausible(m, sentence)]
+        if not matches:
+            continue
+        statement = _mask(sentence, matches)
+        edges = [0] + [m.end() + _per_phrases(sentence[m.end():])[1] for m in matches]
+        ends = [m.start() for m in matches[1:]] + [len(sentence)]
+        for position, (m, left, right) in enumerate(zip(matches, edges, ends)):
+            value = _value(m, sentence, statement, left, right, row)
+            if value is not None:
+                values.append(dataclasses.replace(value, position=position))
+    return values
+
+
+def _plausible(m: regex.Match, sentence: str) -> bool:
+    """Reject readings that are not values: short units ("s", "h", "min") after a spelled-out number or a
+    gap, and decades ("the 1990s")."""
+    unit = (m.group("unit") or "").lower()
+    if unit in _SHORT_UNITS:
+        lo, gap = m.group("lo"), sentence[m.end("lo"):m.start("unit")]
+        if not lo[0].isdigit() or gap not in ("", " ") or (unit == "h" and gap):
+            return False
+        if unit == "s" and 1900 <= _number(lo) <= 2099:
+            return False
+    return True
+
+
+def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int, row: str) -> Value | None:
+    after = sentence[m.end():]
+    per, consumed = _per_phrases(after)
+    if m.group("money"):
+        scale = (m.group("mscale") or "").strip().lower()
+        amount = _number(m.group("mval")) * {"k": 1e3, "million": 1e6, "m": 1e6}.get(scale, 1.0)
+        kind, unit, magnitude = "money", "money", (amount, amount)
+    elif m.group("version"):
+        kind = unit = "version"
+        parts = [int(p) for p in m.group("vval").split(".")] + [0, 0]
+        version = parts[0] + parts[1] * 1e-3 + parts[2] * 1e-6
+        magnitude = (version, version)
+        per, consumed = [], 0
+    else:
+        lo = _number(m.group("lo"))
+        hi = _number(m.group("hi")) if m.group("hi") else lo
+        if hi < lo:  # "5 to 3" is not a range: e.g. a score "5-3"
+            return None
+        if m.group("rate") or m.group("rshort"):
+            seconds = _RATE_TIME[m.group("rtime").lower()] if m.group("rate") else (
+                {"rps": 1.0, "qps": 1.0, "rpm": 60.0}[m.group("rshort").lower()])
+            kind, unit, factor, per, consumed = "rate", "rate", 1.0 / seconds, [], 0
+        elif m.group("pct"):
+            kind, factor = "percent", 1.0
+            unit = kind
+        elif m.group("unit"):
+            kind, factor = UNITS[regex.sub(r"\s+", " ", m.group("unit").lower())]
+            unit = kind
+        else:
+            kind, unit, factor = "count", "count:" + m.group("count").lower(), 1.0
+        magnitude = (lo * factor, hi * factor)
+    unit += "".join("/" + p for p in per)
+    modified = _MODIFIED.match(after) if m.group("unit") and "-" in m.group(0) else None
+    if modified:  # "a 40-hour week" describes the week, it states no amount of hours: compare only with weeks
+        unit += ":" + modified.group(1).lower()
+    return Value(
+        kind=kind,
+        unit=unit,
+        magnitude=magnitude,
+        text=m.group(0).strip(),
+        bound=_bound(sentence[: m.start()], after),
+        context=_context(sentence[left:right], m.start() - left, min(m.end() + consumed, right) - left),
+        sentence=sentence,
+        statement=statement,
+        row=row,
+    )
+
+
+def _per_phrases(after: str) -> tuple[list[str], int]:
+    """The "per …" qualifiers right after a value ("per user per month" → ["user", "month"]) and how many
+    characters they take; they become part of the unit, not of the context."""
+    found, consumed = [], 0
+    while match := _PER.match(after[consumed:]):
+        noun = (match.group("per") or match.group("per2")).lower()
+        found.append(noun[:-1] if noun.endswith("s") else noun)
+        consumed += match.end()
+    return found, consumed
+
+
+def _number(text: str) -> float:
+    word = text.lower()
+    return float(_WORD_NUMBERS[word]) if word in _WORD_NUMBERS else float(text.replace(",", ""))
+
+
+def _bound(before: str, after: str) -> str:
+    tail = " " + regex.sub(r"\s+", " ", before.lower()).strip()[-20:]
+    head = regex.sub(r"\s+", " ", after.lower()).strip()[:12]
+    if any(tail.endswith(" " + w) for w in _MIN_WORDS) or head.startswith(_MIN_AFTER):
+        return "min"
+    if any(tail.endswith(" " + w) for w in _MAX_WORDS) or head.startswith(_MAX_AFTER):
+        return "max"
+    return ""
+
+
+def _context(sentence: str, start: int, end: int) -> tuple[str, ...]:
+    """Content words between the neighbouring values: up to CONTEXT_BEFORE before, CONTEXT_AFTER after."""
+    before = [t for t in tokenize(sentence[:start]) if t not in _CONTEXT_STOP and not t[0].isdigit()]
+    after = [t for t in tokenize(sentence[end:]) if t not in _CONTEXT_STOP and not t[0].isdigit()]
+    return tuple(before[-CONTEXT_BEFORE:] + after[:CONTEXT_AFTER])
+
+
+def _mask(sentence: str, matches: list[regex.Match]) -> str:
+    out, last = [], 0
+    for m in matches:
+        unit = m.group("unit") or m.group("count") or m.group("rate") or m.group("rshort") or ""
+        label = "$N" if m.group("money") else "version N" if m.group("version") else f"N {unit}".strip()
+        if m.group("pct"):
+            label = "N%"
+        out += [sentence[last: m.start()], label]
+        last = m.end()
+    out.append(sentence[last:])
+    return "".join(out)

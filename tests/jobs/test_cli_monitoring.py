@@ -1,0 +1,72 @@
+"""The monitoring verbs through the `minerva` CLI runner, on a copy of the sample index and a real store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import cli
+from feedback import FeedbackStore
+from tests.jobs.monitoring_helpers import add_answer, label
+
+VERBS = ("coverage", "freshness", "bad-docs", "citations", "drift", "reindex", "review", "classify")
+
+
+@pytest.fixture
+def home(tmp_path, sample_home):
+    target = tmp_path / "home"
+    shutil.copytree(sample_home / "index", target / "index")
+    with FeedbackStore.open(target / "minerva.sqlite") as store:
+        for i in range(30):
+            label(store, add_answer(store, question="disk full?", cited=("runbooks:disk-full.md",),
+                                    votes=("down" if i % 10 else "up",)), "troubleshooting", 1)
+    return target
+
+
+def invoke(home, *args):
+    return CliRunner().invoke(cli, ["--home", str(home), *args], catch_exceptions=False)
+
+
+def test_bad_docs_then_review_then_done(home) -> None:
+    result = invoke(home, "bad-docs", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert [f["labels"] for f in out["findings"]] == [{"doc_id": "runbooks:disk-full.md"}]
+    assert out["status"]["bad"][0]["citations"] == 30
+    listed = invoke(home, "review")
+    assert "runbooks:disk-full.md" in listed.output and "#1" in listed.output
+    assert invoke(home, "review", "--done", "1").exit_code == 0
+    assert "the review queue is empty" in invoke(home, "review").output
+    (item,) = [json.loads(line) for line in invoke(home, "review", "--all", "--json").output.splitlines()]
+    assert item["status"] == "done"
+
+
+@pytest.mark.parametrize("verb,key", [("coverage", "cells"), ("freshness", "collections"), ("citations", "trend"),
+                                      ("drift", "metrics"), ("reindex", "queue")])
+def test_every_signal_verb_prints_json(home, verb, key) -> None:
+    result = invoke(home, verb, "--json")
+    assert result.exit_code == 0, result.output
+    assert key in json.loads(result.output)["status"]
+
+
+def test_text_output(home) -> None:
+    assert "runbooks:" in invoke(home, "freshness").output
+    assert "queue:" in invoke(home, "reindex").output
+    assert "intent" in invoke(home, "drift").output
+
+
+def test_errors_are_one_line(tmp_path, home) -> None:
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "empty"), "freshness"])
+    assert (result.exit_code, result.output) == (1, "Error: no index yet: run `minerva ingest` first\n")
+    result = invoke(home, "review", "--done", "42")
+    assert result.exit_code == 1 and "no review item 42" in result.output
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_is_documented(verb) -> None:
+    result = CliRunner().invoke(cli, [verb, "--help"])
+    assert result.exit_code == 0 and "--json" in result.output
+    assert cli.commands[verb].help

@@ -1,0 +1,133 @@
+"""Contradiction finder (knowledge.contradictions) and the value extraction under it (knowledge.values).
+
+Real pairs: the sample KB's webhook timeout (api/webhooks.md 30 s vs runbooks/webhook-failures.md 60 s) and
+the two TTS handbook snapshots ingested as two separate, unversioned collections. Checked by hand in the
+snapshots: tools/tock.md raised nothing and lowered the billable expectation from 36 hours (90 %) to 32
+hours (80 %) a week, with the matching table rows; moving.md's "30-60 days" (FTTA approval time, 2021) and
+"120 days" (short relocation, 2025) measure different things and must not be flagged.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from config import Settings, SourceConfig
+from knowledge import KnowledgeBase
+from knowledge.contradictions import changed_values, find_contradictions
+from knowledge.values import extract_values
+from tests.conftest import CORPUS, SAMPLE_KB, copy_pages, needs_shared
+
+HANDBOOK = CORPUS / "tts-handbook"
+PAGES = ("tools/tock.md", "travel-and-leave/travel-and-leave-policies/moving.md")
+
+
+# --- values ----------------------------------------------------------------------------------------------
+
+
+def _values(text: str) -> list[tuple[str, str, tuple[float, float], str]]:
+    return [(v.unit, v.text, v.magnitude, v.bound) for v in extract_values(text)]
+
+
+def test_values_are_normalised_to_base_units():
+    assert _values("Deliveries time out after 30 seconds.") == [("duration", "30 seconds", (30.0, 30.0), "")]
+    assert _values("Keys rotate within 2 weeks.") == [("duration", "2 weeks", (1209600.0, 1209600.0), "max")]
+    assert _values("Uploads up to 1.5 GB and at least 99.9% uptime.") == [
+        ("size", "1.5 GB", (1.5e9, 1.5e9), "max"), ("percent", "99.9%", (99.9, 99.9), "min")]
+    assert _values("Pro costs $1,200 per user per year.") == [("money/user/year", "$1,200", (1200.0, 1200.0), "")]
+    assert _values("The limit is 600 requests per minute.")[0][:3] == ("rate", "600 requests per minute", (10.0, 10.0))
+    assert _values("Refunds take 3-5 business days.") == [("business_days", "3-5 business days", (3.0, 5.0), "")]
+
+
+def test_things_that_are_not_stated_amounts_are_not_values():
+    assert _values("In the 1990s, GS-13 staff called 877-472-6716 in 2021.") == []
+    assert _values("A 5 h drive.") == []  # a spaced "h" is too ambiguous
+    # "a 40-hour week" describes the week: it is only comparable with other "-hour week"s
+    assert [v.unit for v in extract_values("In a 40-hour week, bill at least 32 hours.")] == ["duration:week", "duration"]
+
+
+def test_table_cells_keep_their_row_and_column():
+    table = "| Work week | Billable time |\n| --- | --- |\n| 5 days | 32 hours |\n| 4 days | 25.5 hours |\n"
+    cells = [(v.text, v.row, v.sentence) for v in extract_values(table) if v.text.endswith("hours")]
+    assert cells == [("32 hours", "5 days", "5 days, Billable time: 32 hours"),
+                     ("25.5 hours", "4 days", "4 days, Billable time: 25.5 hours")]
+
+
+def test_conflicts_need_the_same_unit_compatible_bounds_and_an_amount_outside_a_range():
+    (a,), (b,), (c,), (d,) = (extract_values(t) for t in (
+        "The timeout is 30 seconds.", "The timeout is 1 minute.", "The timeout is up to 60 seconds.",
+        "The timeout is 20-40 seconds."))
+    assert a.conflicts_with(b) and b.conflicts_with(c) is False  # 1 minute == 60 seconds
+    assert a.conflicts_with(d) is False and b.conflicts_with(d)  # 30 s lies inside 20-40 s, 60 s does not
+    (low,), (high,) = extract_values("at least 2 days off"), extract_values("up to 5 days off")
+    assert low.conflicts_with(high) is False
+
+
+def test_changed_values_tells_an_update_from_a_reworded_copy():
+    disk = (SAMPLE_KB / "runbooks" / "disk-full.md").read_text(encoding="utf-8")
+    copy = (SAMPLE_KB / "runbooks" / "disk-full-copy.md").read_text(encoding="utf-8")
+    assert changed_values(disk, copy) == []  # reworded, same numbers: a true duplicate
+
+
+@needs_shared
+def test_changed_values_finds_the_handbook_update():
+    old, new = ((HANDBOOK / s / "tools/tock.md").read_text(encoding="utf-8") for s in ("2021-12", "2025-02"))
+    changes = {(a.text, b.text, a.row) for a, b in changed_values(old, new)}
+    assert {("36 hours", "32 hours", ""), ("90%", "80%", ""), ("10%", "20%", ""), ("36 hours", "32 hours", "5 days"),
+            ("1 hours", "1.5 hours", "1 days")} <= changes
+    assert all(a != b for a, b, _ in changes) and len(changes) == 13
+
+
+# --- finder ----------------------------------------------------------------------------------------------
+
+
+def test_sample_webhook_timeout_contradiction_is_found(sample_kb, embedder):
+    found = find_contradictions(sample_kb.index(), embedder)
+    pair = [c for c in found if {c.doc_a, c.doc_b} == {"api:webhooks.md", "runbooks:webhook-failures.md"}]
+    assert pair, [c.to_json() for c in found]
+    assert {pair[0].value_a, pair[0].value_b} == {"30 seconds", "60 seconds"}
+    assert pair[0].kind == "duration" and "webhook" in pair[0].sentence_a.lower()
+    assert len(found) <= 3, "a report full of noise is useless"
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory, embedder) -> KnowledgeBase:
+    """tock.md and moving.md of both handbook snapshots, as two unversioned collections."""
+    root = tmp_path_factory.mktemp("handbook")
+    sources = []
+    for snapshot in ("2021-12", "2025-02"):
+        copy_pages(root / snapshot, {page: HANDBOOK / snapshot / page for page in PAGES})
+        sources.append(SourceConfig(name=f"handbook-{snapshot}", path=str(root / snapshot)))
+    settings = Settings(sources=sources)
+    settings.hygiene.gate = False  # the gate would drop the 2025 chunks that differ only in their numbers
+    kb = KnowledgeBase(settings, tmp_path_factory.mktemp("home"), embedder=embedder)
+    kb.sync()
+    return kb
+
+
+@needs_shared
+def test_handbook_snapshots_contradict_each_other_on_billable_hours(snapshots, embedder):
+    found = find_contradictions(snapshots.index(), embedder, across_collections=True)
+    stated = {(c.value_a, c.value_b, c.sentence_a.split(":")[0]) for c in found}
+    tock = ("handbook-2021-12:tools/tock.md", "handbook-2025-02:tools/tock.md")
+    assert all((c.doc_a, c.doc_b) == tock for c in found), [c.to_json() for c in found]
+    assert ("36 hours", "32 hours", "So for most people in a given 40-hour week, the expectation is to bill at "
+            "least 36 hours to project work.") in stated
+    assert ("90%", "80%", "Then you’ll need to spend 90% of the time you’re working that week on billable work.") in stated
+    assert ("10%", "20%", "That leaves up to 10% of your time to be spent on non-billable work.") in stated
+    rows = {(c.value_a, c.value_b, c.sentence_a.split(",")[0]) for c in found if c.sentence_a[0].isdigit()}
+    assert {("36 hours", "32 hours", "5 days"), ("4 hours", "8 hours", "5 days"), ("7 hours", "6.5 hours", "1 days")} <= rows
+    assert not [c for c in found if "moving" in c.doc_a]  # 30-60 days (approval) vs 120 days (relocation)
+
+
+def test_cli_contradictions_prints_json(sample_kb, sample_home, embedder, monkeypatch, tmp_path):
+    import knowledge.service
+    from bot.cli import cli
+
+    monkeypatch.setattr(knowledge.service, "load_embedder", lambda cfg: embedder)  # reuse the session model
+    result = CliRunner().invoke(cli, ["--home", str(sample_home), "contradictions", "--json", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    (line,) = result.stdout.splitlines()
+    assert {json.loads(line)["value_a"], json.loads(line)["value_b"]} == {"30 seconds", "60 seconds"}

@@ -1,0 +1,99 @@
+"""BM25 tokenization by script: routing of mixed text, Korean/Japanese analyzers, English stems."""
+
+from __future__ import annotations
+
+import bm25s
+
+from knowledge import tokenize as tk
+from knowledge.tokenize import script_runs, tokenize
+
+
+def test_mixed_text_is_cut_into_zones_of_one_script():
+    text = "API 키를 rotate 하려면? 返金の方法 漢字 v2.1 😀 done"
+
+    assert script_runs(text) == [
+        ("other", "API "),
+        ("ko", "키를 rotate 하려면"),  # a zone takes in the Latin words between two Hangul runs
+        ("other", "? "),
+        ("ja", "返金の方法 漢字"),
+        ("other", " v2.1 😀 done"),
+    ]
+
+
+def test_zones_end_where_the_other_cjk_script_starts():
+    assert script_runs("결제는 어떻게, 하나요?") == [("ko", "결제는 어떻게, 하나요"), ("other", "?")]
+    assert script_runs("東京 12 大阪") == [("ja", "東京 12 大阪")]
+    assert script_runs("한국 日本 한국") == [("ko", "한국"), ("other", " "), ("ja", "日本"), ("other", " "), ("ko", "한국")]
+
+
+def test_each_script_goes_to_its_own_analyzer():
+    tokens = tokenize("API 키를 rotate 하려면 返金の方法は 2024年 😀 Running")
+
+    # kiwi: 키 (particle 를 and light verb 하 dropped); Sudachi: 返金 方法 年; English: api rotat 2024 run
+    assert sorted(tokens) == sorted(["api", "키", "rotat", "返金", "方法", "2024", "年", "run"])
+
+
+def test_latin_words_and_digits_inside_cjk_text_go_through_the_english_pipeline():
+    assert sorted(tokenize("14일 이내에 refunds 신청")) == sorted(["14", "이내", "refund", "신청"])
+    assert sorted(tokenize("サーバーのlogsを2回確認")) == sorted(["サーバー", "log", "2", "回", "確認"])
+
+
+def test_korean_particles_are_split_off():
+    assert tokenize("결제는") == tokenize("결제를") == tokenize("결제가") == ["결제"]
+    assert sorted(tokenize("환불을 받으려면 14일 이내에 신청하세요")) == sorted(["환불", "받", "14", "이내", "신청"])
+
+
+def test_japanese_is_segmented_into_normalized_content_words():
+    assert tokenize("サポートの営業時間を教えてください。") == ["サポート", "営業", "時間", "教える"]
+    assert tokenize("サーバを再起動しました") == tokenize("サーバーを再起動する")  # normalized form, verb lemma
+
+
+def test_kanji_only_text_is_treated_as_japanese():
+    assert script_runs("東京都") == [("ja", "東京都")]
+    assert tokenize("東京都") == ["東京都"]
+
+
+def test_english_keeps_stop_words_out_and_stems():
+    assert tokenize("The runners are running 3 times, quickly!") == ["runner", "run", "3", "time", "quick"]
+
+
+def test_latin_words_are_the_same_token_in_every_language():
+    assert "api" in tokenize("API 키를 교체") and "api" in tokenize("APIキーを交換") and "api" in tokenize("API key")
+    assert tokenize("ＡＰＩ") == tokenize("API") == ["api"]  # full-width forms are NFKC-normalised
+
+
+def test_text_without_words_gives_no_tokens():
+    assert tokenize("") == tokenize("😀 🎉 !!") == tokenize("。、") == []
+
+
+def test_long_japanese_text_beyond_sudachis_input_limit():
+    tokens = tokenize("東京の天気は晴れです。" * 3000)  # 33,000 characters ≈ 99 kB, Sudachi's limit is 49 kB
+
+    assert tokens.count("東京") == 3000
+
+
+def test_analyzers_are_loaded_once_per_process():
+    tokenize("한국어 日本語")
+
+    assert tk._kiwi() is tk._kiwi() and tk._sudachi() is tk._sudachi()
+    assert tk._kiwi.cache_info().currsize == 1 and tk._sudachi.cache_info().currsize == 1
+
+
+def test_bm25_finds_korean_and_japanese_passages_by_their_words():
+    passages = [
+        "환불은 결제일로부터 14일 이내에 요청할 수 있습니다.",
+        "데이터베이스 장애 조치 절차는 다음과 같습니다.",
+        "サポートの営業時間は平日9時から18時までです。",
+        "API rate limits are 100 requests per minute on the Pro plan.",
+    ]
+    retriever = bm25s.BM25(method="lucene")
+    retriever.index([tokenize(p) for p in passages], show_progress=False)
+
+    def best(query: str) -> int:
+        docs, _ = retriever.retrieve([tokenize(query)], k=1, show_progress=False)
+        return int(docs[0][0])
+
+    assert best("환불을 받으려면?") == 0
+    assert best("데이터베이스를 장애 조치하는 방법") == 1
+    assert best("サポートは何時まで営業していますか") == 2
+    assert best("what are the rate limits?") == 3
