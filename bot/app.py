@@ -21,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alert_buttons import handle_alert_button
-from bot.blocks import FEEDBACK_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
+from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from config import Settings
@@ -33,6 +33,8 @@ log = structlog.get_logger(__name__)
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
 VOTE_UNCHANGED = "Your vote was already recorded."
+FLAG_THANKS = "Thanks — the answer is flagged as wrong; the document owners will review it."
+FLAG_UNCHANGED = "You already reported this answer."
 VOTE_UNKNOWN = "I no longer have a record of that answer, so the vote was not saved."
 VOTE_FAILED = "Sorry, I couldn't save your vote just now; please try again later."
 
@@ -99,6 +101,11 @@ def build_app(
     app.action(VOTE_UP_ACTION)(on_vote)
     app.action(VOTE_DOWN_ACTION)(on_vote)
 
+    @app.action(REPORT_WRONG_ACTION)
+    async def on_report_wrong(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        await ack()
+        await _record_flag(store, responder.executor, client, body, action)
+
     async def on_alert_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         # Digest / critical-alert buttons; the value is the alert fingerprint, read from SQLite.
         await ack()
@@ -141,8 +148,6 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
 
 async def _record_vote(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
     user = body.get("user", {}).get("id", "")
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    thread_ts = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("message_ts")
     try:
         value, answer_id = parse_vote_value(action.get("value", ""))
         if action.get("action_id") == VOTE_UP_ACTION:
@@ -159,8 +164,33 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
     except FeedbackError:  # e.g. StoreUnavailable: the voter still gets an answer (never silence)
         log.exception("vote.failed", value=action.get("value"))
         text = VOTE_FAILED
+    await _confirm_privately(client, body, text)
+
+
+async def _record_flag(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
+    """"Report a wrong answer": one flag per answer and user (the design's hallucination flag)."""
+    user = body.get("user", {}).get("id", "")
+    answer_id = action.get("value", "")
+    try:
+        loop = asyncio.get_running_loop()
+        stored = await loop.run_in_executor(executor, store.record_flag, answer_id, user)
+        text = FLAG_THANKS if stored else FLAG_UNCHANGED
+        log.info("flag", answer_id=answer_id, user=user, stored=stored)
+    except UnknownAnswer:
+        text = VOTE_UNKNOWN
+    except FeedbackError:
+        log.exception("flag.failed", value=answer_id)
+        text = VOTE_FAILED
+    await _confirm_privately(client, body, text)
+
+
+async def _confirm_privately(client: AsyncWebClient, body: dict, text: str) -> None:
+    """An ephemeral reply to the clicking user, in the thread of the clicked message."""
+    user = body.get("user", {}).get("id", "")
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    thread_ts = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("message_ts")
     if channel and user:
         try:
             await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
         except SlackApiError as exc:
-            log.warning("vote.confirm_failed", error=exc.response.get("error"))
+            log.warning("slack.confirm_failed", error=exc.response.get("error"))

@@ -22,6 +22,8 @@ FEEDBACK_ACTION = "minerva_feedback"
 #: Legacy two-button form (an ``actions`` block); kept handled so old messages keep working.
 VOTE_UP_ACTION = "minerva_vote_up"
 VOTE_DOWN_ACTION = "minerva_vote_down"
+#: "Report a wrong answer" button; its value is the answer id.
+REPORT_WRONG_ACTION = "minerva_report_wrong"
 
 _MD_LINK = regex.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 _MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
@@ -106,10 +108,11 @@ def answer_blocks(answer: Answer) -> list[dict]:
         quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
         blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
         blocks.append(_context(_citation_line(by_number[number])))
-    blocks.append(feedback_block(answer.answer_id))
-    if len(blocks) > BLOCK_LIMIT:
-        blocks = blocks[: BLOCK_LIMIT - 2] + [_context("…more passages were cut to fit Slack's limits."), blocks[-1]]
-    return blocks
+    controls = [feedback_block(answer.answer_id), report_block(answer.answer_id)]
+    room = BLOCK_LIMIT - len(controls)
+    if len(blocks) > room:
+        blocks = blocks[: room - 1] + [_context("…more passages were cut to fit Slack's limits.")]
+    return blocks + controls
 
 
 def fallback_text(answer: Answer) -> str:
@@ -143,6 +146,22 @@ def feedback_block(answer_id: str) -> dict:
                     "value": f"down:{answer_id}",
                     "accessibility_label": "This answer was not helpful",
                 },
+            }
+        ],
+    }
+
+
+def report_block(answer_id: str) -> dict:
+    """An ``actions`` block with the "Report a wrong answer" button (``context_actions`` only takes
+    feedback and icon buttons); its value is the answer id."""
+    return {
+        "type": "actions",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": REPORT_WRONG_ACTION,
+                "text": {"type": "plain_text", "text": "Report a wrong answer"},
+                "value": answer_id,
             }
         ],
     }

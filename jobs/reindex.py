@@ -216,7 +216,7 @@ def _priority(score: int, cutoffs) -> str | None:
 def _current_chunker(ctx: JobContext) -> str | None:
     """The chunker signature the next sync would record (None when the settings have no chunking)."""
     # knowledge exports no public name for it yet; this is the function sync itself records documents with.
-    from knowledge.sync import _chunker_signature
+    from knowledge.sync import chunker_signature
 
     chunking = getattr(ctx.settings, "chunking", None)
-    return _chunker_signature(chunking) if chunking is not None else None
+    return chunker_signature(chunking) if chunking is not None else None

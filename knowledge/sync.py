@@ -71,7 +71,7 @@ def sync(
         report = SyncReport()
         reconcile_all = sources is None
         sources = settings.sources if sources is None else sources
-        chunker = _chunker_signature(settings.chunking)
+        chunker = chunker_signature(settings.chunking)
         documents, new_chunks, removed = {}, {}, set()
         prev_docs = previous.documents if previous else {}
         commits = dict(previous.manifest.get("commits", {})) if previous else {}
@@ -324,7 +324,7 @@ def _load_previous(home: Path, model: str) -> LoadedIndex | None:
         return None
 
 
-def _chunker_signature(cfg: ChunkingConfig) -> str:
+def chunker_signature(cfg: ChunkingConfig) -> str:
     """Chunker settings as a short string; a change re-chunks every document ("chunking drift")."""
     settings = (CHUNKER_VERSION, sorted(asdict(cfg).items()))
     return hashlib.sha256(repr(settings).encode()).hexdigest()[:12]

@@ -11,6 +11,7 @@ import regex
 
 from bot.blocks import (
     BLOCK_LIMIT,
+    REPORT_WRONG_ACTION,
     FALLBACK_LIMIT,
     FEEDBACK_ACTION,
     SECTION_LIMIT,
@@ -142,7 +143,7 @@ def make_answer(quotes: list[str], *, title: str = "API rate limits", url: str =
 def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
     blocks = answer_blocks(make_answer(["| Pro | 600 | 100 |\n\npost <!channel> now"]))
 
-    assert [b["type"] for b in blocks] == ["section", "context", "context_actions"]
+    assert [b["type"] for b in blocks] == ["section", "context", "context_actions", "actions"]
     assert blocks[0]["text"] == {"type": "mrkdwn", "text": "> | Pro | 600 | 100 |\n>\n> post &lt;!channel&gt; now\n[1]"}
     assert blocks[1]["elements"][0]["text"] == (
         "[1] <https://wiki.example/api/rate-limits.md|API rate limits> › Limits by plan · updated 3 days ago")
@@ -151,6 +152,8 @@ def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
     assert buttons["action_id"] == FEEDBACK_ACTION
     assert parse_vote_value(buttons["positive_button"]["value"]) == ("up", "a" * 32)
     assert parse_vote_value(buttons["negative_button"]["value"]) == ("down", "a" * 32)
+    (report,) = blocks[3]["elements"]
+    assert (report["action_id"], report["value"]) == (REPORT_WRONG_ACTION, "a" * 32)
 
 
 def test_citation_age_wording() -> None:
@@ -191,8 +194,8 @@ def test_long_passage_is_split_into_sections_within_the_limit() -> None:
 def test_many_passages_stay_within_fifty_blocks_and_keep_the_buttons() -> None:
     blocks = answer_blocks(make_answer([f"passage {i}" for i in range(60)]))
     assert len(blocks) == BLOCK_LIMIT
-    assert blocks[-1]["type"] == "context_actions"
-    assert "cut to fit" in blocks[-2]["elements"][0]["text"]
+    assert [b["type"] for b in blocks[-2:]] == ["context_actions", "actions"]
+    assert "cut to fit" in blocks[-3]["elements"][0]["text"]
     json.dumps(blocks)  # serialisable as sent
 
 

@@ -521,3 +521,17 @@ async def test_restricted_documents_are_used_in_dms_of_allowed_users_only(start_
     assert "/runbooks/" not in json.dumps(other)
     rows = {r["user_id"]: r for r in bot.answer_rows()}
     assert "restricted" in rows["UOPS"]["visibility"]
+
+
+async def test_report_a_wrong_answer_records_one_flag_and_confirms_privately(bot: Bot) -> None:
+    await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    answer_id = answer_id_of(message)
+    (report,) = blocks_of_type(message, "actions")
+
+    for _ in range(2):  # a double click stores one flag
+        assert await bot.click(answer_id, answer_message=message, action_id=report["elements"][0]["action_id"]) == 200
+    confirmations = await bot.fake.wait_for("chat.postEphemeral", count=2)
+
+    assert [r["answer_id"] for r in bot.store.db.query("SELECT answer_id FROM flags")] == [answer_id]
+    assert "flagged" in confirmations[0]["body"]["text"] and "already" in confirmations[1]["body"]["text"]
