@@ -11,7 +11,7 @@ import pytest
 
 from jobs import reindex
 from jobs.review import items
-from knowledge.sync import _chunker_signature
+from knowledge.sync import chunker_signature
 from tests.jobs.monitoring_helpers import add_answer, by_alert, make_ctx, private_kb, store  # noqa: F401
 
 NOW = datetime.now(timezone.utc)
@@ -40,7 +40,7 @@ def _doc(tmp_path, doc_id: str, *, age_days: float = 10, chunker: str | None = N
     return {"doc_id": doc_id, "collection": doc_id.split(":")[0], "title": doc_id, "url": "", "path": str(path),
             "last_modified": (NOW - timedelta(days=age_days)).isoformat(), "indexed_at": indexed.isoformat(),
             "mtime": record_mtime.isoformat(), "size": path.stat().st_size, "stage": "active", "expires_at": None,
-            "chunker": chunker or _chunker_signature(settings.chunking)}
+            "chunker": chunker or chunker_signature(settings.chunking)}
 
 
 def test_scoring_cases(store, tmp_path, sample_settings) -> None:  # noqa: F811
