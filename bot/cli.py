@@ -76,33 +76,59 @@ def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, 
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report (and gap-query results) as JSON.")
+@click.option("--no-gate", is_flag=True, help="Switch to the new generation without the gap-query A/B check.")
 @click.pass_obj
-def ingest(obj: Context, paths: tuple[str, ...], as_json: bool) -> None:
+def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -> None:
     """Sync the configured sources (or the folders PATHS, each a collection named after it) into the index.
 
-    Incremental: only changed documents are re-chunked and re-embedded; deleted files are pruned.
+    Incremental: only changed documents are re-chunked and re-embedded; deleted files are pruned. Before a
+    new generation goes live, the gap queries (config/gap_queries.yaml) run on old and new; a drop beyond
+    the tolerance keeps the old generation live. After the sync they run again and report convergence.
     """
-    from knowledge import KnowledgeError
+    from jobs.gaps import run_gaps
+    from knowledge import GateRejected, KnowledgeError
+    from knowledge.gaps import gap_queries_for, load_gap_queries, make_gate
 
     sources = [SourceConfig(name=Path(p).resolve().name, path=str(Path(p).resolve())) for p in paths] or None
+    try:
+        gap_set = load_gap_queries(gap_queries_for(obj.settings))
+    except (KnowledgeError, ConfigError, OSError) as exc:
+        _fail(exc)
+    gate = None if no_gate or not gap_set.queries else make_gate(
+        obj.kb, gap_set.queries, gap_set.gate_tolerance, gap_set.gate_query_tolerance)
     with _progress_bar("embedding chunks") as update:
         try:
-            report = obj.kb.sync(sources=sources, progress=update)
+            report = obj.kb.sync(sources=sources, progress=update, before_switch=gate)
+        except GateRejected as exc:
+            raise click.ClickException(f"{exc}. The previous generation is still live; fix the content or "
+                                       "re-run with --no-gate to accept the drop.") from exc
         except KnowledgeError as exc:
             _fail(exc)
+    gaps = run_gaps(obj.kb, obj.store, gap_set) if gap_set.queries else None
     if as_json:
-        click.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        click.echo(json.dumps({**report.to_json(), "gaps": gaps.to_json() if gaps else None}, ensure_ascii=False))
         return
+    _print_sync_report(report)
+    if gaps is not None:
+        if gaps.converged:
+            click.echo(f"  gap queries: all {len(gaps.scores)} converged (score >= expected)")
+        else:
+            click.echo(f"  gap queries: {len(gaps.remaining)} of {len(gaps.scores)} below expected: "
+                       + "; ".join(gaps.remaining[:5]))
+
+
+def _print_sync_report(report) -> None:
     click.echo(
         f"generation {report.generation}: {len(report.added)} added, {len(report.changed)} changed, "
         f"{len(report.deleted)} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
         f"{report.chunks_embedded} chunks embedded, {report.chunks_total} in the index ({report.seconds:.1f} s)"
     )
-    if report.duplicates or report.partials or report.archived:
+    if report.duplicates or report.partials:
         click.echo(f"  near-duplicate gate: {len(report.duplicates)} chunks stopped as duplicates, "
-                   f"{len(report.partials)} partial duplicates queued for review; "
-                   f"{len(report.archived)} older versions archived")
+                   f"{len(report.partials)} partial duplicates or updates queued for review")
+    if report.archived:
+        click.echo(f"  versions: {len(report.archived)} older versions archived (minerva docs --archived)")
     for warning in report.warnings:
         click.echo(f"  warning: {warning}", err=True)
     for path, reason in report.skipped:

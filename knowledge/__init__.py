@@ -5,6 +5,7 @@ Public names are re-exported here; `bot/` and `jobs/` import from this module on
 
 from knowledge.errors import (
     DocumentInvalid,
+    GateRejected,
     IndexIncompatible,
     IndexNotBuilt,
     KnowledgeError,
@@ -21,6 +22,7 @@ __all__ = [
     "Answer",
     "Citation",
     "DocumentInvalid",
+    "GateRejected",
     "IndexIncompatible",
     "IndexNotBuilt",
     "KnowledgeBase",

@@ -6,6 +6,7 @@
     ├── SourceMissing         a configured source folder does not exist
     ├── IndexNotBuilt         no complete index generation exists yet
     ├── IndexIncompatible     the live index was built by another embedding model or format
+    ├── GateRejected          the A/B gate kept the live generation (gap-query scores fell too far)
     ├── QuestionInvalid       an empty or oversized question
     └── DatasetInvalid        an evaluation folder is not in BEIR layout or has a malformed file
 """

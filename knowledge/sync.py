@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
@@ -23,6 +23,7 @@ from filelock import FileLock
 from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, EmbeddingCache
+from knowledge.contradictions import changed_values
 from knowledge.gate import DuplicateGate
 from knowledge.git_source import list_git
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
@@ -292,6 +293,8 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
     for doc_id, doc_chunks in new_chunks.items():
         start_of[doc_id] = position
         position += len(doc_chunks)
+    text_of = {c["chunk_id"]: c["text"] for c in (previous.chunks if previous is not None else [])}
+    text_of.update((c["chunk_id"], c["text"]) for c in fresh)
     admitted = []
     for doc_id in sorted(new_chunks, key=lambda d: (documents[d]["last_modified"], d)):
         rows = list(range(start_of[doc_id], start_of[doc_id] + len(new_chunks[doc_id])))
@@ -299,9 +302,13 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
         keep = []
         for row, decision in zip(rows, decisions):
             entry = {"chunk_id": fresh[row]["chunk_id"], "of": decision.of, "similarity": round(decision.similarity, 4)}
-            if decision.kind == "duplicate":
+            changed = changed_values(text_of.get(decision.of, ""), fresh[row]["text"]) if decision.kind != "new" else []
+            if decision.kind == "duplicate" and not changed:
                 report.duplicates.append(entry)
                 continue
+            if changed:  # near-identical but states other values ("36 hours" → "32 hours"): an update, keep it
+                entry["changed_values"] = [f"{a.text} → {b.text}" for a, b in changed[:5]]
+                decision = replace(decision, kind="partial")
             if decision.kind == "partial":
                 report.partials.append(entry)
             keep.append(row)

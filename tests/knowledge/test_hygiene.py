@@ -222,3 +222,23 @@ def test_a_50_mb_file_is_skipped_with_a_reason(tmp_path, embedder):
 
     assert report.added == ["docs:good.md"]
     assert [(p, r) for p, r in report.skipped if p == "docs:huge.md"][0][1].startswith("52,428,800 bytes is over")
+
+
+def test_a_near_copy_that_changes_a_value_is_kept_as_an_update(tmp_path, embedder):
+    """A chunk at cosine >= 0.92 that states another number is an update, not a duplicate: dropping it
+    would keep the stale value (found on the handbook's tock page: 36 → 32 billable hours)."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    text = (SAMPLE_KB / "runbooks" / "disk-full.md").read_text(encoding="utf-8")
+    (old / "disk-full.md").write_text(text, encoding="utf-8")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="old", path=str(old)), SourceConfig(name="new", path=str(new))])
+    kb.sync()
+    (new / "disk-full.md").write_text(text.replace("85%", "80%").replace("2026-04-22", "2026-11-01"), encoding="utf-8")
+
+    report = kb.sync()
+
+    updates = [p for p in report.partials if p.get("changed_values")]
+    assert updates and all("85% → 80%" in p["changed_values"] for p in updates)
+    assert report.duplicates, "chunks that changed nothing are still stopped"
+    kept = {c["chunk_id"] for c in kb.index().chunks}
+    assert {p["chunk_id"] for p in updates} <= kept
