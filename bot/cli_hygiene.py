@@ -74,7 +74,8 @@ def contradictions(obj, threshold: float | None, across_collections: bool, limit
         click.echo(f"{item.kind}: {item.value_a} vs {item.value_b}")
         click.echo(f"  {item.doc_a}: {item.sentence_a}")
         click.echo(f"  {item.doc_b}: {item.sentence_b}")
-    click.echo(f"{len(found)} contradiction(s)" + (f", {len(shown)} shown" if len(shown) < len(found) else ""), err=True)
+    more = f", {len(shown)} shown" if len(shown) < len(found) else ""
+    click.echo(f"{len(found)} contradiction(s){more}", err=True)
 
 
 @click.command()
@@ -103,7 +104,8 @@ def gaps(obj, queries_path: str | None, as_json: bool) -> None:
     if report.converged:
         click.echo(f"converged: all {len(report.scores)} queries reach their expected score")
     else:
-        click.echo(f"not converged: {len(report.remaining)} of {len(report.scores)} queries remain below their expected score")
+        click.echo(f"not converged: {len(report.remaining)} of {len(report.scores)} queries remain below "
+                   "their expected score")
 
 
 def register(cli: click.Group) -> None:

@@ -1,7 +1,7 @@
 """Contradictions: two active documents that state different values for the same thing.
 
 Seed 000, "Cross-validation": source A says the payment timeout is 30 seconds, source B says 60 seconds →
-flag both, someone decides which is current. The check runs in three steps, each cheaper than the next is
+flag both, someone decides which is current. The check runs in three steps, from cheap and broad to
 precise:
 
 1. **Same topic**: chunk pairs from different documents whose cosine similarity is at least ``threshold``
@@ -9,7 +9,8 @@ precise:
    n×n matrix.
 2. **Different values**: stated values (`knowledge.values`) of the same unit and compatible bounds whose
    amounts differ, where neither is *corroborated* (stated again, with the same amount, by a similar
-   sentence of the other chunk). Corroboration keeps identical and near-identical passages silent.
+   sentence anywhere in the other document). Corroboration keeps identical and near-identical passages
+   silent, and two copies of one table in different chunks from pairing the wrong rows.
 3. **Same thing**: the two value-masked sentences ("the webhook timeout is N seconds") must say the same
    thing: at least one shared content word next to the values, and identical masked sentences or an
    embedding cosine >= ``statement_threshold`` (0.80). Parallel sentences that swap a word ("client
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -233,7 +233,7 @@ def _cheap_verdict(a: Value, b: Value) -> float | None:
 
 
 def _clip(v: Value) -> str:
-    """The statement, cut to STATEMENT_CHARS around the value's context so long sentences embed quickly."""
+    """The statement, cut to its first STATEMENT_CHARS characters so a run-on sentence embeds quickly."""
     return v.statement if len(v.statement) <= STATEMENT_CHARS else v.statement[:STATEMENT_CHARS]
 
 
@@ -292,7 +292,8 @@ def _has_subject(v: Value) -> bool:
     return len(set(v.context)) >= MIN_SUBJECT_WORDS
 
 
-def _contradiction(index: LoadedIndex, i: int, j: int, a: Value, b: Value, cosine: float, sim: float) -> Contradiction:
+def _contradiction(index: LoadedIndex, i: int, j: int, a: Value, b: Value, cosine: float,
+                   sim: float) -> Contradiction:
     ca, cb = index.chunks[i], index.chunks[j]
     if cb["doc_id"] < ca["doc_id"]:
         ca, cb, a, b = cb, ca, b, a
@@ -325,7 +326,8 @@ def _similar_pairs(index: LoadedIndex, active: np.ndarray, threshold: float, nei
     everything = bool(active.all())
     accept = None if everything else (lambda label: bool(active[label]))
     # one thread with a Python filter: hnswlib's threads would contend for the GIL (see knowledge.dedup)
-    labels, distances = index.dense.knn_query(index.vectors[rows], k=k, filter=accept, num_threads=1 if accept else -1)
+    labels, distances = index.dense.knn_query(index.vectors[rows], k=k, filter=accept,
+                                              num_threads=1 if accept else -1)
     docs = [c["doc_id"] for c in index.chunks]
     collection = {d: doc["collection"] for d, doc in index.documents.items()}
     pairs = {}

@@ -151,10 +151,12 @@ def load_gap_queries(path: str | Path | None = None) -> GapQuerySet:
             raise ConfigError(f"{where}: each entry needs a non-empty `query`")
         _no_unknown_keys(item, _QUERY_KEYS, where)
         collections = item.get("collections")
-        if collections is not None and not (isinstance(collections, list) and all(isinstance(c, str) for c in collections)):
+        if collections is not None and not (
+            isinstance(collections, list) and all(isinstance(c, str) for c in collections)
+        ):
             raise ConfigError(f"{where}: `collections` must be a list of collection names")
-        queries.append(GapQuery(str(item["query"]).strip(), _fraction(item.get("expected", default), f"{where}: expected"),
-                                tuple(collections) if collections else None))
+        expected = _fraction(item.get("expected", default), f"{where}: expected")
+        queries.append(GapQuery(str(item["query"]).strip(), expected, tuple(collections) if collections else None))
     return GapQuerySet(
         tuple(queries),
         drop=_fraction(raw.get("drop", DEFAULT_DROP), f"{path}: drop"),

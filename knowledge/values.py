@@ -101,7 +101,7 @@ class Value:
         unit: comparability key: values compare only when ``unit`` is equal, e.g. "duration",
             "duration/week" ("3 days a week"), "count:retries", "version".
         magnitude: (low, high) in base units; low == high for a single value, low < high for a range.
-            Versions are (major, minor·1e-3 + patch·1e-6) so 2.13 > 2.9.
+            A version is one number, major + minor·1e-3 + patch·1e-6, so 2.13 > 2.9.
         text: the value as written, e.g. "30 seconds", "$49", "3-5 days".
         bound: "min" ("at least 2 days"), "max" ("up to 30 s", "within 5 days") or "" (exact).
         context: stemmed content words around the value in its sentence (up to 6 before, 4 after).

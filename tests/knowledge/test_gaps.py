@@ -140,7 +140,7 @@ def test_unchanged_answers_pass_the_gate(api_kb):
     assert ab_gate(None, api_kb.home, api_kb, [TIMEOUT]).passed  # first build: nothing to compare with
 
 
-def test_cli_gaps_reports_convergence(sample_home, embedder, monkeypatch, tmp_path):
+def test_cli_gaps_reports_gaps_and_stores_scores(sample_home, embedder, monkeypatch, tmp_path):
     import knowledge.service
     from bot.cli import cli
 
@@ -148,14 +148,17 @@ def test_cli_gaps_reports_convergence(sample_home, embedder, monkeypatch, tmp_pa
     home.mkdir()
     (home / "index").symlink_to(sample_home / "index")  # the session index, with a store of our own
     monkeypatch.setattr(knowledge.service, "load_embedder", lambda cfg: embedder)
-    result = CliRunner().invoke(cli, ["--home", str(home), "gaps"])
+    queries = tmp_path / "gaps.yaml"
+    queries.write_text(f"queries:\n  - {TIMEOUT.query}\n  - query: Is there a GPU plan?\n    expected: 0.9\n")
+    result = CliRunner().invoke(cli, ["--home", str(home), "gaps", "--queries", str(queries)])
     assert result.exit_code == 0, result.output
-    assert "converged: all 11 queries reach their expected score" in result.stdout
-    result = CliRunner().invoke(cli, ["--home", str(home), "gaps", "--json"])
+    assert "[warning] Gap query 'Is there a GPU plan?' scores" in result.stdout
+    assert "not converged: 1 of 2 queries remain below their expected score" in result.stdout
+    result = CliRunner().invoke(cli, ["--home", str(home), "gaps", "--queries", str(queries), "--json"])
     data = json.loads(result.stdout)
-    assert data["converged"] and all(s["previous"] is not None for s in data["scores"])
+    assert data["remaining"] == ["Is there a GPU plan?"] and all(s["previous"] is not None for s in data["scores"])
     with FeedbackStore.open(home / "minerva.sqlite") as store:
-        assert len(store.gap_score_history(data["scores"][0]["query"])) == 2
+        assert len(store.gap_score_history(TIMEOUT.query)) == 2
 
 
 def test_gap_scores_are_validated(store):
