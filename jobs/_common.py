@@ -118,3 +118,11 @@ def is_active(doc: dict, now: datetime) -> bool:
         return False
     expires = parse_time(doc.get("expires_at"))
     return expires is None or expires > now
+
+
+def status_of(check):
+    """``summarize(ctx) -> dict``: the status of ``check(ctx)`` (a signal's figures, for reports)."""
+    def summarize(ctx: JobContext) -> dict[str, Any]:
+        return check(ctx).status
+
+    return summarize

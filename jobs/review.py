@@ -152,3 +152,19 @@ def close(store, item_id: int, status: str, *, now: datetime) -> None:
                             [status, None if status == "open" else iso(now), int(item_id)])
         if cursor.rowcount == 0:
             raise UnknownReviewItem(f"no review item {item_id} (see `minerva review --all`)")
+
+
+def filing_job(signal: str, check):
+    """The scheduled job of a signal: run ``check(ctx)``, file its review candidates, return its findings.
+
+    Args:
+        signal: the signal's name (the review queue's ``signal`` column).
+        check: ``check(ctx) -> SignalResult``.
+    """
+    def run(ctx):
+        result = check(ctx)
+        submit(ctx.store, signal, result.candidates, now=ctx.now)
+        return result.findings
+
+    run.__doc__ = f"The scheduled {signal} job: findings for the alert layer; candidates to the review queue."
+    return run

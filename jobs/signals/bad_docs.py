@@ -23,10 +23,10 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, iso, monitoring_config, rows, snapshot, window
+from jobs._common import SignalResult, index_documents, iso, monitoring_config, rows, snapshot, status_of, window
 from jobs.findings import Finding, JobContext
 from jobs.quality import document_aggregates
-from jobs.review import Candidate, submit
+from jobs.review import Candidate, filing_job
 from jobs.stats import clearly_below, wilson_interval
 
 SIGNAL = "bad_docs"
@@ -93,16 +93,10 @@ def check(ctx: JobContext) -> SignalResult:
     return SignalResult(status, findings, candidates)
 
 
-def summarize(ctx: JobContext) -> dict[str, Any]:
-    """The bad-document figures (see `check`), without touching the review queue."""
-    return check(ctx).status
-
-
-def run(ctx: JobContext) -> list[Finding]:
-    """The scheduled job: findings for the alert layer; bad documents to the review queue."""
-    result = check(ctx)
-    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
-    return result.findings
+#: The report's figures (see `check`), without touching the review queue.
+summarize = status_of(check)
+#: The scheduled job: findings for the alert layer; candidates to the review queue.
+run = filing_job(SIGNAL, check)
 
 
 def _row(doc_id: str, agg: dict, doc: dict, level: float) -> dict[str, Any]:

@@ -24,9 +24,9 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, is_active, iso, monitoring_config, rows, snapshot, window
+from jobs._common import SignalResult, index_documents, is_active, iso, monitoring_config, rows, snapshot, status_of, window
 from jobs.findings import Finding, JobContext
-from jobs.review import PRIORITY_OF_SEVERITY, Candidate, submit
+from jobs.review import Candidate, PRIORITY_OF_SEVERITY, filing_job
 from jobs.stats import clearly_above, gini, top_share, wilson_interval
 
 SIGNAL = "citation_health"
@@ -119,16 +119,10 @@ def check(ctx: JobContext) -> SignalResult:
     return SignalResult(status, findings, candidates)
 
 
-def summarize(ctx: JobContext) -> dict[str, Any]:
-    """The citation-health figures and trend (see `check`), without touching the review queue."""
-    return check(ctx).status
-
-
-def run(ctx: JobContext) -> list[Finding]:
-    """The scheduled job: findings for the alert layer; candidates to the review queue."""
-    result = check(ctx)
-    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
-    return result.findings
+#: The report's figures (see `check`), without touching the review queue.
+summarize = status_of(check)
+#: The scheduled job: findings for the alert layer; candidates to the review queue.
+run = filing_job(SIGNAL, check)
 
 
 def _population_counts(per_doc: dict[str, int], population: list[str] | None) -> list[int]:

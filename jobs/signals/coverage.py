@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs._common import SignalResult, monitoring_config, rows, snapshot, window
+from jobs._common import SignalResult, monitoring_config, rows, snapshot, status_of, window
 from jobs.classify import count_pending, label_before_signal, topic_labels
 from jobs.findings import Finding, JobContext
-from jobs.review import Candidate, submit
+from jobs.review import Candidate, filing_job
 from jobs.stats import clearly_above, clearly_below, wilson_interval
 
 SIGNAL = "coverage"
@@ -90,16 +90,10 @@ def check(ctx: JobContext) -> SignalResult:
     return SignalResult(status, findings, candidates)
 
 
-def summarize(ctx: JobContext) -> dict[str, Any]:
-    """The heatmap data (see `check`), without touching the review queue."""
-    return check(ctx).status
-
-
-def run(ctx: JobContext) -> list[Finding]:
-    """The scheduled job: findings for the alert layer; the top gaps go to the review queue."""
-    result = check(ctx)
-    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
-    return result.findings
+#: The report's figures (see `check`), without touching the review queue.
+summarize = status_of(check)
+#: The scheduled job: findings for the alert layer; candidates to the review queue.
+run = filing_job(SIGNAL, check)
 
 
 def _status_cell(cell: dict, labels: dict[int, str], level: float, evaluated: bool, reasons: list) -> dict:

@@ -22,10 +22,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, iso, monitoring_config, rows, snapshot
+from jobs._common import SignalResult, iso, monitoring_config, rows, snapshot, status_of
 from jobs.classify import label_before_signal, topic_labels
 from jobs.findings import Finding, JobContext
-from jobs.review import Candidate, submit
+from jobs.review import Candidate, filing_job
 from jobs.stats import compare_distributions
 
 SIGNAL = "drift"
@@ -102,16 +102,10 @@ def check(ctx: JobContext) -> SignalResult:
     return SignalResult(status, findings, candidates)
 
 
-def summarize(ctx: JobContext) -> dict[str, Any]:
-    """The drift figures per metric (see `check`), without touching the review queue."""
-    return check(ctx).status
-
-
-def run(ctx: JobContext) -> list[Finding]:
-    """The scheduled job: findings for the alert layer; candidates to the review queue."""
-    result = check(ctx)
-    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
-    return result.findings
+#: The report's figures (see `check`), without touching the review queue.
+summarize = status_of(check)
+#: The scheduled job: findings for the alert layer; candidates to the review queue.
+run = filing_job(SIGNAL, check)
 
 
 def _verdict(comparison, dr) -> str:

@@ -22,10 +22,10 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, is_active, monitoring_config, parse_time, snapshot, window
+from jobs._common import SignalResult, index_documents, is_active, monitoring_config, parse_time, snapshot, status_of, window
 from jobs.doc_state import age_days, is_stale, source_state
 from jobs.findings import Finding, JobContext
-from jobs.review import Candidate, submit
+from jobs.review import Candidate, filing_job
 
 SIGNAL = "freshness"
 #: Age buckets of the status (days), for the report's freshness chart.
@@ -110,16 +110,10 @@ def check(ctx: JobContext) -> SignalResult:
     return SignalResult(status, findings, candidates)
 
 
-def summarize(ctx: JobContext) -> dict[str, Any]:
-    """The freshness figures (see `check`), without touching the review queue."""
-    return check(ctx).status
-
-
-def run(ctx: JobContext) -> list[Finding]:
-    """The scheduled job: findings for the alert layer; candidates to the review queue."""
-    result = check(ctx)
-    submit(ctx.store, SIGNAL, result.candidates, now=ctx.now)
-    return result.findings
+#: The report's figures (see `check`), without touching the review queue.
+summarize = status_of(check)
+#: The scheduled job: findings for the alert layer; candidates to the review queue.
+run = filing_job(SIGNAL, check)
 
 
 def _entry(doc: dict, citations: int, now) -> dict[str, Any]:
