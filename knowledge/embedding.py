@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -57,7 +58,7 @@ class SentenceTransformerEmbedder:
         prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
+        with self._lock, _torch_threads(1 if kind == "query" else None):
             vectors = self._model.encode(
                 [prefix + t for t in texts],
                 batch_size=self._cfg.batch_size,
@@ -66,6 +67,27 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+@contextmanager
+def _torch_threads(n: int | None):
+    """Run torch on ``n`` threads inside the block (None = unchanged).
+
+    A question is a few tokens: one thread encodes it in ~25 ms, while two threads that must meet at every
+    layer took ~500 ms per question on a busy 2-core machine (measured: `python benchmarks/ingest_and_ask.py`).
+    Passages keep all threads: large batches do use them.
+    """
+    import torch
+
+    if n is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def resolve_model_path(model: str) -> str:
