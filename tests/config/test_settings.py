@@ -46,7 +46,7 @@ def test_relative_source_path_is_resolved_against_the_config_file(tmp_path):
     settings = load_settings(path)
 
     assert settings.sources == [SourceConfig(name="docs", path=str((tmp_path / "docs").resolve()), ttl_days=30)]
-    assert settings.retrieval.fusion == "rrf"  # sections left out keep their defaults
+    assert (settings.retrieval.fusion, settings.retrieval.dense_weight) == ("convex", 0.45)  # defaults kept
 
 
 def test_int_is_accepted_where_a_float_is_expected(tmp_path):

