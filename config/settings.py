@@ -88,7 +88,7 @@ class RetrievalConfig:
 
     ``fusion`` "convex" (w·dense + (1 − w)·BM25 after per-query min-max normalisation) with ``dense_weight``
     0.45 was fitted on SciFact train (809 queries) and beat reciprocal rank fusion on SciFact test: nDCG@10
-    0.727 vs 0.719 (benchmarks/results/retrieval_fusion.json, retrieval_scifact.json; `minerva fit-fusion`).
+    0.727 vs 0.719 (benchmarks/results/retrieval_fusion.json, retrieval_beir_test.json; `minerva fit-fusion`).
     ``rrf_k`` 60 is the constant of Cormack et al. (2009), used when ``fusion`` is "rrf". ``hnsw_*`` are
     hnswlib's M, ef_construction and ef (0.998 recall@10 vs exact at 5k vectors, notes/retrieval.md).
     """
