@@ -32,7 +32,7 @@ import numpy as np
 
 from config import RetrievalConfig
 from knowledge.errors import IndexIncompatible, IndexNotBuilt
-from knowledge.tokenize import tokenize
+from knowledge.tokenize import TOKENIZER_VERSION, tokenize
 
 #: Bumped when the on-disk layout changes; an index of another format is rebuilt, never misread.
 FORMAT_VERSION = 1
@@ -127,6 +127,7 @@ def write_generation(
             "created_at": datetime.now(timezone.utc).isoformat(),
             "hnsw": {"M": retrieval.hnsw_m, "ef_construction": retrieval.hnsw_ef_construction},
             "bm25": {"k1": retrieval.bm25_k1, "b": retrieval.bm25_b, "method": "lucene"},
+            "tokenizer": TOKENIZER_VERSION,
             **(extra_manifest or {}),
         }
         _write_json(building / "manifest.json", manifest)

@@ -31,6 +31,7 @@ from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import parse_document
 from knowledge.sources import SourceFile, list_folder, read_text
+from knowledge.tokenize import TOKENIZER_VERSION
 from knowledge.types import SyncReport
 from knowledge.versions import STAGES, assign_stages, family_of
 
@@ -111,7 +112,10 @@ def sync(
         report.warnings.extend(assign_stages(documents))
         report.archived = sorted(d for d, doc in documents.items() if doc["stage"] == "archived")
         stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
-        if previous is not None and not (report.added or report.changed or report.deleted or stages_changed):
+        # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
+        tokenizer_changed = previous is not None and previous.manifest.get("tokenizer") != TOKENIZER_VERSION
+        if previous is not None and not (report.added or report.changed or report.deleted or stages_changed
+                                         or tokenizer_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
             report.seconds = time.perf_counter() - started

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import knowledge.index
+import knowledge.sync
 from config import Settings, SourceConfig
 from knowledge import KnowledgeBase
 from knowledge.chunking import chunk_document
@@ -125,6 +126,19 @@ def test_second_sync_without_changes_embeds_nothing_and_keeps_the_generation(syn
     assert report.generation == before == current_generation(synced.home)
     assert (report.added, report.changed, report.deleted) == ([], [], [])
     assert report.unchanged == len(PAGES)
+
+
+def test_new_tokenizer_rebuilds_bm25_without_re_embedding(synced, monkeypatch):
+    before = current_generation(synced.home)
+    assert synced.index().manifest["tokenizer"] == knowledge.index.TOKENIZER_VERSION
+    monkeypatch.setattr(knowledge.index, "TOKENIZER_VERSION", 99)
+    monkeypatch.setattr(knowledge.sync, "TOKENIZER_VERSION", 99)
+
+    report = synced.sync()
+
+    assert report.chunks_embedded == 0 and report.changed == []
+    assert report.generation != before and synced.index().manifest["tokenizer"] == 99
+    assert synced.sync().generation == report.generation  # and only once
 
 
 def test_edited_page_alone_is_re_embedded(synced, source, settings):
