@@ -15,6 +15,7 @@ prints it; ``--json`` prints ``{"status": …, "findings": […]}``. Library err
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -65,16 +66,31 @@ def _echo_findings(result) -> None:
         click.echo(f"  [{f.severity}] {f.alert}: {f.summary}")
 
 
-@click.command()
+def _signal_command(job: str):
+    """Make ``printer(status, **options)`` the text output of a `minerva` command that runs signal ``job``.
+
+    The command takes ``--json`` (prints ``{"status", "findings"}``); without it the printer's lines come
+    first, then one line per finding. The printer's docstring is the command's help; its name the command's.
+    """
+    def wrap(printer):
+        @click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+        @click.pass_obj
+        @functools.wraps(printer)
+        def command(obj, as_json: bool, **options) -> None:
+            result = _run(obj, job)
+            if as_json:
+                return _echo_json(result)
+            printer(result.status, **options)
+            _echo_findings(result)
+
+        return click.command(printer.__name__.replace("_", "-"))(command)
+    return wrap
+
+
 @click.option("--all", "show_all", is_flag=True, help="Print every evaluated cell, not only the gaps.")
-@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
-@click.pass_obj
-def coverage(obj, show_all: bool, as_json: bool) -> None:
+@_signal_command("coverage")
+def coverage(s: dict, show_all: bool) -> None:
     """Coverage gaps: intent × topic cells with many refusals, thin retrieval or few thumbs-up."""
-    result = _run(obj, "coverage")
-    if as_json:
-        return _echo_json(result)
-    s = result.status
     cells = [c for c in s["cells"] if c["evaluated"] and (show_all or c["reasons"])]
     click.echo(f"{s['gaps']} gaps among {sum(c['evaluated'] for c in s['cells'])} cells with >= {s['min_questions']} "
                f"questions in {s['window_days']} days ({s['unlabelled']} answers unlabelled)")
@@ -84,69 +100,42 @@ def coverage(obj, show_all: bool, as_json: bool) -> None:
                    f"{c['refusal_rate']:.0%}  docs {c['avg_retrieved']:.1f}  👍 {thumbs}  {', '.join(c['reasons'])}")
 
 
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
-@click.pass_obj
-def freshness(obj, as_json: bool) -> None:
+@_signal_command("freshness")
+def freshness(s: dict) -> None:
     """Stale documents per collection, stale-and-cited ones, unreachable sources, sources changed since indexing."""
-    result = _run(obj, "freshness")
-    if as_json:
-        return _echo_json(result)
-    s = result.status
     if s["status"] == "no_index":
         raise click.ClickException("no index yet: run `minerva ingest` first")
     for name, c in s["collections"].items():
         days = "never" if c["staleness_days"] is None else f"{c['staleness_days']} days"
         click.echo(f"{name}: {c['stale']} of {c['active']} active documents stale (after {days})")
-    _echo_findings(result)
 
 
-@click.command("bad-docs")
-@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
-@click.pass_obj
-def bad_docs(obj, as_json: bool) -> None:
+@_signal_command("bad_docs")
+def bad_docs(s: dict) -> None:
     """Documents cited in badly rated answers (thumbs-up rate, wrong-answer reports), and report spikes."""
-    result = _run(obj, "bad_docs")
-    if as_json:
-        return _echo_json(result)
-    s = result.status
     click.echo(f"{len(s['bad'])} bad of {s['evaluated']} documents cited often enough ({s['documents_cited']} cited "
                f"in {s['window_days']} days)")
     for r in s["worst"]:
         rate = "-" if r["thumbs_up_rate"] is None else f"{r['thumbs_up_rate']:.0%}"
         mark = " BAD" if r["reasons"] else ""
         click.echo(f"  {r['doc_id']:<45} cited {r['citations']:<6} 👍 {rate:<5} flags {r['flags']}{mark}")
-    _echo_findings(result)
 
 
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
-@click.pass_obj
-def citations(obj, as_json: bool) -> None:
+@_signal_command("citation_health")
+def citations(s: dict) -> None:
     """Citation health: citations per answer, Gini concentration, no-citation rate, chunk-level ratio, reuse."""
-    result = _run(obj, "citation_health")
-    if as_json:
-        return _echo_json(result)
-    s = result.status
     click.echo(f"{s['status']}: {s['answered']} answered of {s['answers']} questions in {s['window_days']} days")
     for key in ("avg_citations", "gini", "top5_share", "no_citation_rate", "chunk_level_ratio", "reuse"):
         if key in s:
             click.echo(f"  {key:<18} {_num(s[key])}")
-    _echo_findings(result)
 
 
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
-@click.pass_obj
-def drift(obj, as_json: bool) -> None:
+@_signal_command("drift")
+def drift(s: dict) -> None:
     """Drift of intents, topics, cited documents and languages: the last 7 days vs the 90 before."""
-    result = _run(obj, "drift")
-    if as_json:
-        return _echo_json(result)
-    for metric, m in result.status["metrics"].items():
+    for metric, m in s["metrics"].items():
         click.echo(f"{metric:<10} {m['status']:<18} n={m['n_recent']} vs {m['n_baseline']}  p={_num(m['p_value'])}  "
                    f"JS={_num(m['js_distance'])}  KL={_num(m['kl_smoothed'])}")
-    _echo_findings(result)
 
 
 @click.command()

@@ -14,6 +14,7 @@ from config.settings import (
     SlackConfig,
     SourceConfig,
     load_settings,
+    read_yaml_mapping,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "SlackConfig",
     "SourceConfig",
     "load_settings",
+    "read_yaml_mapping",
 ]

@@ -18,9 +18,8 @@ import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
-from config.settings import ConfigError, Settings, _build
+from config.settings import ConfigError, Settings, _build, read_yaml_mapping
 from jobs.findings import SEVERITIES
 
 #: The bundled alerting config, used when no ``alerts.yaml`` sits beside the main config file.
@@ -198,12 +197,7 @@ def load_alerts_config(path: str | Path | None = None) -> AlertsConfig:
             time zone or cron expression. The message names the file and the key.
     """
     path = Path(path) if path else DEFAULT_ALERTS_CONFIG
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read alerts config {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"alerts config {path} is not valid YAML: {exc}") from exc
+    raw = read_yaml_mapping(path, "alerts config")
     try:
         cfg = _from_mapping(raw)
     except ConfigError as exc:

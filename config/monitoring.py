@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
-from config.settings import ConfigError, Settings, _build
+from config.settings import ConfigError, Settings, _build, read_yaml_mapping
 
 #: The bundled files, used when no file of that name sits beside the main config file.
 DEFAULT_MONITORING_CONFIG = Path(__file__).with_name("monitoring.yaml")
@@ -353,15 +352,7 @@ def monitoring_config_for(settings: Settings) -> MonitoringConfig:
 
 
 def _read(path: Path) -> dict:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read monitoring config {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"monitoring config {path} is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"monitoring config {path} must be a mapping, got {type(raw).__name__}")
-    return raw
+    return read_yaml_mapping(path, "monitoring config")
 
 
 def _build_from(cls, raw: dict, path: Path):

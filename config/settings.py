@@ -142,12 +142,15 @@ class AnswerConfig:
 
 @dataclass
 class HygieneConfig:
-    """The ingest gate. ``duplicate`` 0.92: near-duplicate threshold (DESIGN.md); ``partial`` 0.80: lower
-    edge of the "partial, queue for review" band (issue 3 default). ``gate: false`` admits every chunk."""
+    """The ingest gate. ``duplicate``: cosine from which a new chunk is a near-duplicate; ``partial``: lower
+    edge of the "partial, queue for review" band. Unset, they are the design's 0.92 (DESIGN.md) and 0.80
+    (issue 3) on all-MiniLM-L6-v2's scale, converted to the configured model's
+    (`knowledge.embedding_profiles.model_cosine`); set, they are cosines of the configured model, used
+    as written. ``gate: false`` admits every chunk."""
 
     gate: bool = True
-    duplicate: float = 0.92
-    partial: float = 0.80
+    duplicate: float | None = None
+    partial: float | None = None
 
 
 @dataclass
@@ -194,14 +197,7 @@ def load_settings(path: str | Path | None = None) -> Settings:
             unknown key, a missing required key or a wrongly typed value. The message names the file and the key.
     """
     path = Path(path) if path else DEFAULT_CONFIG
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"config {path} must be a mapping of sections, got {type(raw).__name__}")
+    raw = read_yaml_mapping(path, "config")
     try:
         settings = _build(Settings, raw, where="")
     except ConfigError as exc:
@@ -213,6 +209,28 @@ def load_settings(path: str | Path | None = None) -> Settings:
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: source names must be unique, got {names}")
     return settings
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict:
+    """The top-level mapping of YAML file ``path`` (an empty file is ``{}``).
+
+    Args:
+        path: the file.
+        what: how messages name it ("config", "alerts config", "gap queries", ...).
+
+    Raises:
+        ConfigError: the file cannot be read, is not valid YAML (the message has yaml's line and column),
+            or holds something other than a mapping.
+    """
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{what} {path} must be a mapping, got {type(raw).__name__}")
+    return raw
 
 
 def _build(cls, data, where: str):

@@ -16,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from feedback._time import utc_iso
-from feedback.errors import DuplicateAnswer, InvalidRecord
+from feedback.errors import DuplicateAnswer, InvalidRecord, UnknownAnswer
 
 #: Where a question came from; the only values `source` accepts.
 SOURCES = ("slack", "cli")
@@ -133,6 +133,22 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
 def answer_exists(db: sqlite_utils.Database, answer_id: str) -> bool:
     """True when an answer with this id is stored."""
     return db.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is not None
+
+
+def check_reaction(db: sqlite_utils.Database, answer_id: str, user_id: str, at: datetime | None, *,
+                   field: str) -> str:
+    """Validate a user's reaction (vote, wrong-answer report) to an answer; return ``at`` as UTC ISO 8601.
+
+    Raises:
+        InvalidRecord: empty ``user_id`` or naive ``at`` (the message names ``field``).
+        UnknownAnswer: no answer with ``answer_id`` was recorded.
+    """
+    if not user_id:
+        raise InvalidRecord("user_id must be a non-empty string")
+    moment = utc_iso(at, field=field)
+    if not answer_exists(db, answer_id):
+        raise UnknownAnswer(answer_id)
+    return moment
 
 
 def _finite(value: float, field: str) -> float:

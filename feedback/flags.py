@@ -10,9 +10,7 @@ from datetime import datetime
 
 import sqlite_utils
 
-from feedback._time import utc_iso
-from feedback.answers import answer_exists
-from feedback.errors import InvalidRecord, UnknownAnswer
+from feedback.answers import check_reaction
 
 #: Longest reason kept, in characters; longer text is cut (it is shown in digests, not parsed).
 MAX_REASON_CHARS = 2000
@@ -37,11 +35,7 @@ def insert_flag(
         InvalidRecord: empty `user_id` or naive `created_at`.
         UnknownAnswer: no answer with `answer_id` was recorded.
     """
-    if not user_id:
-        raise InvalidRecord("user_id must be a non-empty string")
-    moment = utc_iso(created_at, field="created_at")
-    if not answer_exists(db, answer_id):
-        raise UnknownAnswer(answer_id)
+    moment = check_reaction(db, answer_id, user_id, created_at, field="created_at")
     cursor = db.execute(
         "INSERT OR IGNORE INTO flags (answer_id, user_id, reason, created_at) VALUES (?, ?, ?, ?)",
         [answer_id, user_id, (reason or "")[:MAX_REASON_CHARS], moment],

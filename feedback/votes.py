@@ -13,9 +13,8 @@ from typing import Any
 
 import sqlite_utils
 
-from feedback._time import utc_iso
-from feedback.answers import answer_exists
-from feedback.errors import InvalidRecord, UnknownAnswer
+from feedback.answers import check_reaction
+from feedback.errors import InvalidRecord
 
 #: The only values a vote may take (👍 / 👎); also enforced by a CHECK constraint on `votes.value`.
 VOTE_VALUES = ("up", "down")
@@ -60,11 +59,7 @@ def upsert_vote(
     """
     if value not in VOTE_VALUES:
         raise InvalidRecord(f"vote value must be one of {', '.join(VOTE_VALUES)}; got {value!r}")
-    if not user_id:
-        raise InvalidRecord("user_id must be a non-empty string")
-    moment = utc_iso(voted_at, field="voted_at")
-    if not answer_exists(db, answer_id):
-        raise UnknownAnswer(answer_id)
+    moment = check_reaction(db, answer_id, user_id, voted_at, field="voted_at")
     current = db.execute(
         "SELECT value FROM votes WHERE answer_id = ? AND user_id = ?", [answer_id, user_id]
     ).fetchone()

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from config import DEFAULT_CONFIG, ConfigError, Settings
+from config import DEFAULT_CONFIG, ConfigError, Settings, read_yaml_mapping
 from knowledge.embedding import Embedder
 from knowledge.errors import GateRejected, IndexIncompatible, IndexNotBuilt
 from knowledge.index import LoadedIndex, load_generation_dir
@@ -133,13 +132,8 @@ def load_gap_queries(path: str | Path | None = None) -> GapQuerySet:
             threshold outside [0, 1]. The message names the file and the entry.
     """
     path = Path(path) if path else DEFAULT_GAP_QUERIES
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read gap queries {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"gap queries {path} are not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict) or not isinstance(raw.get("queries"), list):
+    raw = read_yaml_mapping(path, "gap queries")
+    if not isinstance(raw.get("queries"), list):
         raise ConfigError(f"{path}: expected a mapping with a `queries:` list")
     _no_unknown_keys(raw, _FILE_KEYS, f"{path}")
     default = _fraction(raw.get("expected", DEFAULT_EXPECTED), f"{path}: expected")

@@ -125,7 +125,7 @@ def test_wrong_type_or_value_is_a_config_error(tmp_path, text, message):
 def test_top_level_must_be_a_mapping(tmp_path):
     path = _write(tmp_path, "- sources\n- embedding\n")
 
-    with pytest.raises(ConfigError, match="must be a mapping of sections, got list"):
+    with pytest.raises(ConfigError, match="must be a mapping, got list"):
         load_settings(path)
 
 
