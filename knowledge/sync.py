@@ -24,7 +24,7 @@ from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, EmbeddingCache
 from knowledge.contradictions import changed_values
-from knowledge.gate import DuplicateGate
+from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import list_git
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
 from knowledge.index import LoadedIndex, load_generation, write_generation
@@ -253,7 +253,8 @@ def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, hom
                 chunks.append(chunk)
     fresh = [c for doc_chunks in new_chunks.values() for c in doc_chunks]
     fresh_vectors = _embed_fresh(fresh, embedder, home, progress, report)
-    admitted = _gate(documents, new_chunks, fresh, fresh_vectors, previous, set(kept_rows), settings, report)
+    admitted = _gate(documents, new_chunks, fresh, fresh_vectors, previous, set(kept_rows), settings, report,
+                     model=embedder.name)
     old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
     vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors[admitted]])
     return chunks + [fresh[i] for i in admitted], np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
@@ -278,9 +279,10 @@ def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> n
     return vectors.reshape(-1, embedder.dim)
 
 
-def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[int], settings, report) -> list[int]:
+def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[int], settings, report, *,
+          model: str) -> list[int]:
     """Indexes into ``fresh`` of the chunks to add. Earlier documents (by last_modified) are admitted first,
-    so of an original and its later copy, the copy is the duplicate."""
+    so of an original and its later copy, the copy is the duplicate. ``model`` sets the cosine scale."""
     if not settings.hygiene.gate:
         return list(range(len(fresh)))
     def family_key(doc_id: str) -> str:
@@ -291,8 +293,9 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
     if previous is not None:
         owners = [(c["chunk_id"], c["doc_id"], family_key(c["doc_id"])) if row in kept_rows else None
                   for row, c in enumerate(previous.chunks)]
+    duplicate, partial = gate_thresholds(settings.hygiene, model)
     gate = DuplicateGate(previous.dense if previous is not None else None, owners, fresh_vectors.shape[1],
-                         len(fresh), duplicate=settings.hygiene.duplicate, partial=settings.hygiene.partial)
+                         len(fresh), duplicate=duplicate, partial=partial)
     start_of, position = {}, 0
     for doc_id, doc_chunks in new_chunks.items():
         start_of[doc_id] = position

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from config import HygieneConfig, Settings, SourceConfig
 from knowledge import KnowledgeBase
-from knowledge.dedup import classify, find_self_duplicates, nearest_existing
+from knowledge.dedup import find_self_duplicates
 from knowledge.index import LoadedIndex
 from tests.conftest import SAMPLE_KB
 
@@ -65,24 +65,6 @@ def test_self_dedup_reports_every_copy_beyond_the_first_neighbours():
     pairs = find_self_duplicates(_synthetic_index(vectors), 0.95, neighbours=3)
     assert len(pairs) == copies * (copies - 1) // 2
     assert all(f"doc{copies}" not in (p.doc_a, p.doc_b) for p in pairs)
-
-
-def test_nearest_existing_skips_excluded_documents(runbooks):
-    index = runbooks.index()
-    new = index.vectors[[i for i, c in enumerate(index.chunks) if c["doc_id"] == DISK]]
-    rows, cosines = nearest_existing(index, new, {DISK})
-    assert rows.shape == cosines.shape == (len(new),)
-    assert {index.chunks[r]["doc_id"] for r in rows} == {COPY}
-    assert set(classify(cosines)) == {"duplicate"}
-    rows, cosines = nearest_existing(index, new, {DISK, COPY})  # a page's own versions never count
-    assert {index.chunks[r]["doc_id"] for r in rows} == {WEBHOOKS}
-    assert "duplicate" not in classify(cosines)
-
-
-def test_nearest_existing_without_an_index_finds_nothing():
-    rows, cosines = nearest_existing(None, np.ones((2, 4), dtype=np.float32) / 2)
-    assert rows.tolist() == [-1, -1] and cosines.tolist() == [-1.0, -1.0]
-    assert classify(np.array([0.95, 0.92, 0.85, 0.80, 0.5])) == ["duplicate", "duplicate", "partial", "partial", "new"]
 
 
 def test_cli_dedup_self_prints_json_pairs(runbooks):

