@@ -337,13 +337,21 @@ def serve(obj: Context, port: int, host: str) -> None:
     """
     import asyncio
 
+    import structlog
+
     from bot.server import MissingSecret, SlackSecrets, create_app, run
+    from knowledge import KnowledgeError
 
     try:
         secrets = SlackSecrets.from_env()
     except MissingSecret as exc:
         _fail(exc)
     app = create_app(obj.settings, obj.home, secrets, kb=obj.kb)
+    try:
+        warmed = obj.kb.warm_up()  # before listening, so the first question does not wait ~13 s for the models
+    except KnowledgeError as exc:
+        _fail(exc)
+    structlog.get_logger("minerva.serve").info("serve.warmed_up", **warmed)
     click.echo(f"Minerva serving ({'Socket Mode' if secrets.app_token else f'HTTP on {host}:{port}'}); Ctrl-C to stop", err=True)
     try:
         asyncio.run(run(app, secrets, host=host, port=port))

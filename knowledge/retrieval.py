@@ -73,18 +73,19 @@ class Retriever:
         query_vectors = self.embedder.embed(queries, kind="query")
         results = []
         for query, qvec in zip(queries, query_vectors):
-            rows = self._rank(query, qvec, allowed, mode)[:top_k]
+            bm25 = self._bm25_scores(query, allowed)  # once per query: ranking, fusion and the passages use it
+            rows = self._rank(bm25, qvec, allowed, mode)[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            bm25 = self._bm25_scores(query, allowed) if rows else None
             results.append([self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)])
         return results
 
-    def _rank(self, query: str, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
+    def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
+        """Allowed rows best first; ``bm25``: the query's BM25 score per chunk (0 where not allowed)."""
         n = self.settings.retrieval.candidates
         dense, similarity = self._dense_top(qvec, allowed, n) if mode != "bm25" else ([], {})
-        sparse = self._bm25_top(query, allowed, n) if mode != "dense" else []
+        sparse = _top_rows(bm25, n) if mode != "dense" else []
         if mode == "dense":
             return dense
         if mode == "bm25":
@@ -93,7 +94,6 @@ class Retriever:
         if cfg.fusion == "rrf":
             fused = reciprocal_rank_fusion([dense, sparse], k=cfg.rrf_k)
         else:
-            bm25 = self._bm25_scores(query, allowed)
             fused = convex_fusion(similarity, {i: float(bm25[i]) for i in sparse}, cfg.dense_weight)
         return sorted(fused, key=lambda i: (-fused[i], i))
 
@@ -114,12 +114,6 @@ class Retriever:
         if not tokens:
             return np.zeros(len(self.index.chunks), dtype=np.float32)
         return self.index.bm25.get_scores(tokens) * allowed
-
-    def _bm25_top(self, query: str, allowed: np.ndarray, n: int) -> list[int]:
-        scores = self._bm25_scores(query, allowed)
-        n = min(n, len(scores))
-        top = np.argpartition(-scores, n - 1)[:n]
-        return [int(i) for i in sorted(top, key=lambda i: (-scores[i], i)) if scores[i] > 0]
 
     def _allowed_rows(self, where: SearchFilter) -> np.ndarray:
         """Boolean mask (n_chunks,) of chunks that pass the filters at query time."""
@@ -164,3 +158,10 @@ class Retriever:
             last_modified=datetime.fromisoformat(doc["last_modified"]),
             visibility=self._visibility(doc),
         )
+
+
+def _top_rows(scores: np.ndarray, n: int) -> list[int]:
+    """Rows of the ``n`` highest positive ``scores``, best first (ties by row)."""
+    n = min(n, len(scores))
+    top = np.argpartition(-scores, n - 1)[:n]
+    return [int(i) for i in sorted(top, key=lambda i: (-scores[i], i)) if scores[i] > 0]

@@ -90,3 +90,21 @@ def test_ask_before_any_sync_says_to_ingest(sample_settings, tmp_path, embedder)
 
     with pytest.raises(IndexNotBuilt, match="run `minerva ingest` first"):
         kb.ask("anything?")
+
+
+def test_warm_up_loads_the_index_and_the_analyzers_of_a_korean_japanese_kb(sample_settings, sample_home, embedder):
+    from knowledge import tokenize as tk
+
+    tk._kiwi.cache_clear()
+    tk._sudachi.cache_clear()
+    kb = KnowledgeBase(sample_settings, sample_home, embedder=embedder)
+
+    warmed = kb.warm_up()
+
+    assert warmed == {"index": kb.index().name, "analyzers": True}  # the sample KB has ko and ja pages
+    assert tk._kiwi.cache_info().currsize == tk._sudachi.cache_info().currsize == 1
+
+
+def test_warm_up_before_any_sync_loads_the_model_only(sample_settings, tmp_path, embedder):
+    assert KnowledgeBase(sample_settings, tmp_path / "empty", embedder=embedder).warm_up() == {
+        "index": None, "analyzers": False}
