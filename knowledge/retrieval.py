@@ -15,7 +15,9 @@ import numpy as np
 from config import Settings
 from knowledge.catalog import is_expired
 from knowledge.embedding import Embedder
+from knowledge.embedding_profiles import dense_languages
 from knowledge.index import LoadedIndex
+from knowledge.language import detect_language
 from knowledge.scoring import calibrate, convex_fusion, reciprocal_rank_fusion
 from knowledge.tokenize import tokenize
 from knowledge.types import Passage
@@ -47,6 +49,7 @@ class Retriever:
         self.index = index
         self.embedder = embedder
         self.settings = settings
+        self._dense_languages = dense_languages(embedder.name, settings.embedding.languages)
 
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
@@ -56,7 +59,8 @@ class Retriever:
         Args:
             queries: question texts (non-empty strings).
             top_k: passages per query (>= 1).
-            mode: "hybrid" (fusion of both), "dense" (cosine only) or "bm25" (BM25 only).
+            mode: "hybrid" (fusion of both), "dense" (cosine only) or "bm25" (BM25 only). A hybrid search
+                of a question in a language the dense model cannot read (`dense_languages`) uses BM25 only.
             where: filters; None = every active, unexpired, public chunk.
 
         Returns:
@@ -74,12 +78,18 @@ class Retriever:
         results = []
         for query, qvec in zip(queries, query_vectors):
             bm25 = self._bm25_scores(query, allowed)  # once per query: ranking, fusion and the passages use it
-            rows = self._rank(bm25, qvec, allowed, mode)[:top_k]
+            rows = self._rank(bm25, qvec, allowed, self._mode_for(query, mode))[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
             results.append([self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)])
         return results
+
+    def _mode_for(self, query: str, mode: str) -> str:
+        """``mode``, except that a hybrid search of a question the dense model cannot read is BM25 alone."""
+        if mode != "hybrid" or self._dense_languages is None:
+            return mode
+        return mode if detect_language(query) in self._dense_languages else "bm25"
 
     def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
         """Allowed rows best first; ``bm25``: the query's BM25 score per chunk (0 where not allowed)."""

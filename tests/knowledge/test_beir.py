@@ -226,7 +226,7 @@ def test_converter_runs_into_a_temporary_folder(tmp_path):
 
 #: (dataset, judged queries, distractors, nDCG@10 floor ~5 points under the value measured in
 #: benchmarks/results/retrieval_regression.json). KorQuAD is smaller: Korean analysis is the slow part.
-REGRESSION = [("scifact", 50, 300, 0.81), ("jsquad", 50, 300, 0.91), ("korquad-v1-dev", 30, 120, 0.92)]
+REGRESSION = [("scifact", 50, 300, 0.81), ("jsquad", 50, 300, 0.92), ("korquad-v1-dev", 30, 120, 0.92)]
 
 
 @needs_shared

