@@ -75,7 +75,7 @@ def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, 
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the sync report (and gap-query results) as JSON.")
 @click.option("--no-gate", is_flag=True, help="Switch to the new generation without the gap-query A/B check.")
 @click.pass_obj
@@ -143,15 +143,18 @@ def _print_sync_report(report) -> None:
 def ask(obj: Context, question: str | None, as_json: bool) -> None:
     """Answer QUESTION from the index, with citations.
 
-    Without QUESTION, reads one question per line from standard input and answers each in this process.
+    Without QUESTION, reads one question per line from standard input and answers each in this process:
+    one output per input line (a blank line gets an error line, so outputs stay paired with inputs).
     """
     from bot.render_text import render_answer_text
     from knowledge import KnowledgeError, QuestionInvalid
 
+    if question is None and sys.stdin.isatty():
+        raise click.UsageError('give a QUESTION, or pipe questions on standard input: minerva ask --json < questions.txt')
     questions = [question] if question is not None else (line.rstrip("\n") for line in sys.stdin)
+    asked = 0
     for q in questions:
-        if question is None and not q.strip():
-            continue
+        asked += 1
         try:
             answer = obj.kb.ask(q)
         except QuestionInvalid as exc:
@@ -169,6 +172,8 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
             visibility=sorted({c.visibility for c in answer.citations}),
         )
         click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json else render_answer_text(answer))
+    if not asked:
+        raise click.UsageError("no question: standard input was empty")
 
 
 @cli.command()
@@ -197,7 +202,9 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
             continue
         click.echo(f"## {query}")
         for r in rows:
-            click.echo(f"{r['rank']}. [{r['score']:.2f}] {r['title']} › {r['heading'] or '-'}  ({r['doc_id']})")
+            where = f"{r['title']} › {r['heading']}" if r["heading"] else r["title"]
+            click.echo(f"{r['rank']}. [score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}] "
+                       f"{where}  ({r['doc_id']})")
 
 
 @cli.command()

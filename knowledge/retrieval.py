@@ -7,7 +7,8 @@ its exact cosine similarity, so scores are comparable across queries and modes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -18,7 +19,7 @@ from knowledge.embedding import Embedder
 from knowledge.embedding_profiles import dense_languages
 from knowledge.index import LoadedIndex
 from knowledge.language import detect_language
-from knowledge.scoring import calibrate, convex_fusion, reciprocal_rank_fusion
+from knowledge.scoring import LEXICAL_CALIBRATION, calibrate, convex_fusion, lexical_coverage, reciprocal_rank_fusion
 from knowledge.tokenize import tokenize
 from knowledge.types import Passage
 
@@ -60,7 +61,8 @@ class Retriever:
             queries: question texts (non-empty strings).
             top_k: passages per query (>= 1).
             mode: "hybrid" (fusion of both), "dense" (cosine only) or "bm25" (BM25 only). A hybrid search
-                of a question in a language the dense model cannot read (`dense_languages`) uses BM25 only.
+                of a question in a language the dense model cannot read (`dense_languages`) uses BM25 only,
+                and its passages' ``score`` is the lexical confidence instead of the calibrated cosine.
             where: filters; None = every active, unexpired, public chunk.
 
         Returns:
@@ -78,18 +80,32 @@ class Retriever:
         results = []
         for query, qvec in zip(queries, query_vectors):
             bm25 = self._bm25_scores(query, allowed)  # once per query: ranking, fusion and the passages use it
-            rows = self._rank(bm25, qvec, allowed, self._mode_for(query, mode))[:top_k]
+            readable = self._reads(query)
+            rows = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            results.append([self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)])
+            passages = [self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)]
+            results.append(passages if readable else self._lexical_scores(query, rows, passages))
         return results
 
-    def _mode_for(self, query: str, mode: str) -> str:
-        """``mode``, except that a hybrid search of a question the dense model cannot read is BM25 alone."""
-        if mode != "hybrid" or self._dense_languages is None:
-            return mode
-        return mode if detect_language(query) in self._dense_languages else "bm25"
+    def _reads(self, query: str) -> bool:
+        """Whether the dense model reads the question's language (`dense_languages`; None = every one)."""
+        return self._dense_languages is None or detect_language(query) in self._dense_languages
+
+    def _lexical_scores(self, query: str, rows: list[int], passages: list[Passage]) -> list[Passage]:
+        """``passages`` with the lexical confidence as ``score`` (`knowledge.scoring.lexical_coverage`)."""
+        question = set(tokenize(query))
+        bm25 = self.index.bm25
+        vocab, indptr, n_docs = bm25.vocab_dict, bm25.scores["indptr"], bm25.scores["num_docs"]
+
+        def idf(token: str) -> float:  # Lucene's BM25 idf from the index's document frequencies
+            df = int(indptr[vocab[token] + 1] - indptr[vocab[token]]) if token in vocab else 0
+            return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+        return [replace(p, score=float(calibrate(lexical_coverage(
+            question, set(tokenize(self.index.chunks[r]["embedding_text"])), idf), LEXICAL_CALIBRATION)))
+            for r, p in zip(rows, passages)]
 
     def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
         """Allowed rows best first; ``bm25``: the query's BM25 score per chunk (0 where not allowed)."""

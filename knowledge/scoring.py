@@ -3,7 +3,9 @@
 The raw signal is the cosine similarity of question and chunk embeddings: unlike BM25 scores or per-query
 min-max values, it does not depend on the query's length or on the other candidates. A piecewise-linear
 calibration per embedding model (anchors in config, fitted by `knowledge.calibration`) maps it to [0, 1]
-so that the design's fixed bands apply: >= 0.6 high, 0.3–0.6 low, < 0.3 excluded (DESIGN.md).
+so that the design's fixed bands apply: >= 0.6 high, 0.3–0.6 low, < 0.3 excluded (DESIGN.md). For a
+question in a language the dense model cannot read, the cosine means nothing: the score is then the
+question's IDF-weighted token coverage (`lexical_coverage`, mapped by `LEXICAL_CALIBRATION`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,24 @@ def calibrate(cosine: np.ndarray | float, cfg: CalibrationConfig) -> np.ndarray 
             value = score[i - 1] + t * (score[i] - score[i - 1])
         return min(max(float(value), 0.0), 1.0)
     return np.clip(np.interp(cosine, cfg.raw, cfg.score), 0.0, 1.0)
+
+
+#: Lexical confidence of a question the dense model cannot read (e.g. Korean under all-MiniLM-L6-v2): the
+#: IDF-weighted share of the question's BM25 tokens found in the passage, mapped onto the same bands. 0.2 →
+#: 0.3 and 0.5 → 0.6 separate the sample KB's Korean/Japanese questions: answerable ones' best passage covers
+#: 0.24–0.97, off-topic ones ≤ 0.14 (a question's words no page uses weigh most, so off-topic stays low).
+LEXICAL_CALIBRATION = CalibrationConfig(model="lexical", raw=[0.0, 0.2, 0.5, 1.0], score=[0.0, 0.3, 0.6, 1.0])
+
+
+def lexical_coverage(question_tokens: set[str], passage_tokens: set[str], idf) -> float:
+    """IDF-weighted share of ``question_tokens`` present in ``passage_tokens``, in [0, 1] (0 when empty).
+
+    ``idf(token)`` gives the token's inverse document frequency; tokens no document contains get the
+    largest, so a question about something the corpus never mentions scores low whatever else matches.
+    """
+    weights = {t: idf(t) for t in question_tokens}
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in passage_tokens) / total if total > 0 else 0.0
 
 
 def band(score: float, cfg: AnswerConfig) -> str | None:

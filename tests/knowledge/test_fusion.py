@@ -41,3 +41,12 @@ def test_calibrate_float_and_array_agree():
     assert calibrate(0.52, cfg) == pytest.approx(0.3) and calibrate(0.575, cfg) == pytest.approx(0.45)
     assert calibrate(-1.0, cfg) == 0.0 and calibrate(1.0, cfg) == 1.0
     assert isinstance(calibrate(0.5, cfg), float)
+
+
+def test_lexical_coverage_weighs_the_question_tokens_by_idf():
+    from knowledge.scoring import lexical_coverage
+
+    idf = {"refund": 1.0, "policy": 1.0, "nowhere": 3.0}.get
+    assert lexical_coverage({"refund", "policy"}, {"refund", "policy", "other"}, idf) == 1.0
+    assert lexical_coverage({"refund", "policy", "nowhere"}, {"refund", "policy"}, idf) == pytest.approx(2 / 5)
+    assert lexical_coverage(set(), {"refund"}, idf) == 0.0

