@@ -139,8 +139,7 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
         return True
     keys = [f"event:{body.get('event_id')}"] if body.get("event_id") else []
     keys.append(f"msg:{event.get('channel')}:{event.get('ts')}")
-    claims = await asyncio.to_thread(lambda: [store.claim_event(k) for k in keys])
-    if not all(claims):
+    if not await asyncio.to_thread(store.claim_events, keys):
         log.info("slack.duplicate_ignored", keys=keys, retry=body.get("retry_num"))
         return True
     return False

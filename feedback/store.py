@@ -276,6 +276,21 @@ class FeedbackStore:
         with self._write():
             return insert_event_key(self.db, key)
 
+    def claim_events(self, keys: list[str]) -> bool:
+        """Claims several keys of one event at once (e.g. its event id and its channel+ts) in one transaction.
+
+        Returns:
+            True when none of ``keys`` was seen before (go ahead); False when any was (a duplicate). Every
+            key is stored either way. Claiming them one by one would let a Slack retry racing its original
+            win one key each, and both would then be dropped as duplicates.
+
+        Raises:
+            InvalidRecord: a key is empty.
+            StoreUnavailable: SQLite failed; nothing was claimed.
+        """
+        with self._write():
+            return all([insert_event_key(self.db, key) for key in keys])
+
     def prune_events(self, older_than: datetime) -> int:
         """Forgets event keys first seen before `older_than` (aware datetime); returns how many (>= 0).
 

@@ -356,6 +356,31 @@ def test_claim_event_true_then_false(store: FeedbackStore) -> None:
     assert store.claim_event("C1:1700000000.000100") is True
 
 
+def test_claim_events_is_a_duplicate_when_any_key_was_seen(store: FeedbackStore) -> None:
+    assert store.claim_events(["event:Ev1", "msg:C1:1.000"]) is True
+    assert store.claim_events(["event:Ev2", "msg:C1:1.000"]) is False  # same message, other event type
+    assert store.claim_events(["event:Ev2", "msg:D1:2.000"]) is False  # and Ev2 was stored by that call
+
+
+def test_an_event_and_its_racing_retry_are_answered_exactly_once(store: FeedbackStore) -> None:
+    """Two requests claiming the same two keys at once: one goes ahead, never none (one key each)."""
+    for round_ in range(30):
+        keys = [f"event:Ev{round_}", f"msg:C1:{round_}.000"]
+        start = threading.Barrier(2)
+        results = []
+
+        def claim() -> None:
+            start.wait()
+            results.append(store.claim_events(keys))
+
+        threads = [threading.Thread(target=claim) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [False, True]
+
+
 def test_claim_event_rejects_empty_key(store: FeedbackStore) -> None:
     with pytest.raises(InvalidRecord):
         store.claim_event("")
