@@ -225,7 +225,8 @@ def section_kbdev(cache: Path, out_dir: Path) -> dict:
             by_fusion[fusion] = summarize(evaluate(kb, questions, CORPUS))["recall@5"]
         result[model] = {"chunks": sync.chunks_total, "ingest_seconds": round(sync.seconds, 1),
                          "fusion": settings.retrieval.fusion,
-                         "calibration": {"raw": calibration.raw, "score": calibration.score},
+                         "calibration": {"raw": calibration.raw, "score": calibration.score,
+                                         "cross_lingual_shift": calibration.cross_lingual_shift},
                          "calibration_languages": sorted(languages) if languages else "all",
                          **summary, "recall@5_by_fusion": by_fusion,
                          "convex_dense_weight": settings.retrieval.dense_weight}

@@ -85,7 +85,8 @@ class Retriever:
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            passages = [self._passage(r, float(c), float(bm25[r])) for r, c in zip(rows, cosines)]
+            language = detect_language(query)
+            passages = [self._passage(r, float(c), float(bm25[r]), language) for r, c in zip(rows, cosines)]
             results.append(passages if readable else self._lexical_scores(query, rows, passages))
         return results
 
@@ -167,9 +168,12 @@ class Retriever:
                 return source.visibility
         return doc.get("visibility", "public")
 
-    def _passage(self, row: int, cosine: float, bm25: float) -> Passage:
+    def _passage(self, row: int, cosine: float, bm25: float, language: str) -> Passage:
+        """The chunk at ``row`` as a Passage; ``language`` is the question's (for the cross-lingual shift)."""
         chunk = self.index.chunks[row]
         doc = self.index.documents[chunk["doc_id"]]
+        calibration = self.settings.answer.calibration
+        raw = cosine if doc.get("language", "en") == language else cosine + calibration.cross_lingual_shift
         return Passage(
             chunk_id=chunk["chunk_id"],
             doc_id=chunk["doc_id"],
@@ -178,7 +182,7 @@ class Retriever:
             url=doc["url"],
             heading_path=tuple(chunk["heading_path"]),
             text=chunk["text"],
-            score=float(calibrate(cosine, self.settings.answer.calibration)),
+            score=float(calibrate(raw, calibration)),
             dense_score=cosine,
             bm25_score=bm25,
             last_modified=datetime.fromisoformat(doc["last_modified"]),

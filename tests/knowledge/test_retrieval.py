@@ -214,3 +214,22 @@ def test_korean_and_japanese_questions_are_answered_by_lexical_confidence(sample
 @pytest.mark.parametrize("question", ["社員の有給休暇は何日ありますか？", "今日の天気はどうですか？", "프랑스의 수도는 어디인가요?"])
 def test_off_topic_korean_and_japanese_questions_are_refused(sample_kb, question):
     assert sample_kb.ask(question).refused
+
+
+def test_cross_lingual_shift_raises_the_score_of_a_page_in_another_language(sample_kb):
+    from dataclasses import replace
+
+    from knowledge.retrieval import Retriever
+
+    index = sample_kb.index()
+    korean = next(r for r, c in enumerate(index.chunks) if c["doc_id"] == "plans:refund-policy.ko.md")
+    english = next(r for r, c in enumerate(index.chunks) if index.documents[c["doc_id"]].get("language") == "en")
+    settings = sample_kb.settings
+    shifted = replace(settings, answer=replace(settings.answer, calibration=replace(
+        settings.answer.calibration, cross_lingual_shift=0.1)))
+
+    def score(s, row: int) -> float:
+        return Retriever(index, sample_kb.embedder, s)._passage(row, 0.5, 0.0, "en").score
+
+    assert score(shifted, korean) > score(settings, korean)  # an English question, a Korean page
+    assert score(shifted, english) == score(settings, english)  # same language: no shift
