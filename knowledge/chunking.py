@@ -27,9 +27,10 @@ _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 _MARKDOWN = MarkdownIt("commonmark")
 
 
-#: Bumped whenever the chunking code changes its output; part of every document's chunker signature, so a
-#: new version re-chunks old documents on the next sync.
-CHUNKER_VERSION = 2
+#: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
+#: detection weighs Latin letters); part of every document's chunker signature, so a new version re-chunks old
+#: documents on the next sync (unchanged chunk texts come from the embedding cache).
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True)
