@@ -230,13 +230,15 @@ def docs(obj: Context, stage: str | None, expired: bool | None, collection: str 
             continue
         version = f" v{row['version']}" if row.get("version") else ""
         expiry = " EXPIRED" if row["expired"] else (f" expires {row['expires_at'][:10]}" if row.get("expires_at") else "")
-        click.echo(f"{row['stage']:<10} {row['doc_id']}{version}{expiry}  ({row['n_chunks']} chunks)")
+        stopped = row.get("duplicate_chunks") or 0
+        chunks = f"{row['n_chunks']} chunks" + (f", {stopped} stopped as near-duplicates" if stopped else "")
+        click.echo(f"{row['stage']:<10} {row['doc_id']}{version}{expiry}  ({chunks})")
     if not as_json:
         click.echo(f"{len(rows)} documents", err=True)
 
 
 DOC_FIELDS = ("doc_id", "collection", "title", "url", "owner", "stage", "version_family", "version", "last_modified",
-              "indexed_at", "expires_at", "expired", "visibility", "language", "n_chunks")
+              "indexed_at", "expires_at", "expired", "visibility", "language", "n_chunks", "duplicate_chunks")
 
 
 def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages: str | None):
