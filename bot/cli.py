@@ -155,6 +155,8 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
     asked = 0
     for q in questions:
         asked += 1
+        if asked > 1 and not as_json:
+            click.echo("\n---\n")  # plain-text batch: where one answer ends and the next begins
         try:
             answer = obj.kb.ask(q)
         except QuestionInvalid as exc:

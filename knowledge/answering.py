@@ -63,6 +63,12 @@ def _cite(answer: Answer, passages: list[Passage], max_chars: int) -> None:
             answer.citations.append(
                 Citation(numbers[p.doc_id], p.doc_id, p.title, p.url, p.heading, p.score, p.last_modified, p.visibility)
             )
+        else:  # another quoted section of a cited page: name it in the citation too
+            i = numbers[p.doc_id] - 1
+            citation = answer.citations[i]
+            if p.heading and p.heading not in citation.heading.split("; "):
+                heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
+                answer.citations[i] = replace(citation, heading=heading)
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
         answer.quotes.append(quote(p.text, max_chars))

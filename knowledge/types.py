@@ -122,7 +122,7 @@ class Answer:
             "low_confidence": self.low_confidence,
             "top_score": round(self.top_score, 4),
             "citations": [
-                {"doc_id": c.doc_id, "title": c.title, "url": c.url, "score": round(c.score, 4)}
+                {"doc_id": c.doc_id, "title": c.title, "url": c.url, "heading": c.heading, "score": round(c.score, 4)}
                 for c in self.citations
             ],
         }

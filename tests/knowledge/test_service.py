@@ -16,8 +16,9 @@ def test_answer_cites_title_url_and_heading(sample_kb):
     first = answer.citations[0]
     assert (first.number, first.doc_id, first.title) == (1, "api:rate-limits.md", "API rate limits")
     assert first.url == "https://wiki.nimbus.example/api/rate-limits.md"
-    assert first.heading and first.heading == answer.passages[0].heading
-    assert set(first.heading.split(" › ")) <= set(answer.passages[0].heading_path)
+    quoted = [p.heading for p, n in zip(answer.passages, answer.citation_numbers) if n == 1]
+    assert first.heading == "; ".join(dict.fromkeys(quoted))  # every quoted section of the page is named
+    assert set(quoted[0].split(" › ")) <= set(answer.passages[0].heading_path)
     assert 0.0 <= first.score <= 1.0
     assert "[1]" in answer.text
     assert [c.number for c in answer.citations] == list(range(1, len(answer.citations) + 1))
@@ -27,7 +28,7 @@ def test_answer_cites_title_url_and_heading(sample_kb):
     data = answer.to_json()
     assert data["citations"][0] == {"doc_id": "api:rate-limits.md", "title": "API rate limits",
                                     "url": "https://wiki.nimbus.example/api/rate-limits.md",
-                                    "score": round(first.score, 4)}
+                                    "heading": first.heading, "score": round(first.score, 4)}
 
 
 def test_quotes_are_source_text(sample_kb):
@@ -108,3 +109,10 @@ def test_warm_up_loads_the_index_and_the_analyzers_of_a_korean_japanese_kb(sampl
 def test_warm_up_before_any_sync_loads_the_model_only(sample_settings, tmp_path, embedder):
     assert KnowledgeBase(sample_settings, tmp_path / "empty", embedder=embedder).warm_up() == {
         "index": None, "analyzers": False}
+
+
+def test_a_page_quoted_twice_names_both_sections_in_its_citation(sample_kb):
+    answer = sample_kb.ask("How much does the Team plan cost per user?")
+
+    team = [p.heading for p, n in zip(answer.passages, answer.citation_numbers) if n == 1]
+    assert len(team) == 2 and answer.citations[0].heading == f"{team[0]}; {team[1]}"
