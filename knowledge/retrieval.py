@@ -80,19 +80,19 @@ class Retriever:
         results = []
         for query, qvec in zip(queries, query_vectors):
             bm25 = self._bm25_scores(query, allowed)  # once per query: ranking, fusion and the passages use it
-            readable = self._reads(query)
+            language = detect_language(query)
+            readable = self.reads(language)
             rows = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            language = detect_language(query)
             passages = [self._passage(r, float(c), float(bm25[r]), language) for r, c in zip(rows, cosines)]
             results.append(passages if readable else self._lexical_scores(query, rows, passages))
         return results
 
-    def _reads(self, query: str) -> bool:
-        """Whether the dense model reads the question's language (`dense_languages`; None = every one)."""
-        return self._dense_languages is None or detect_language(query) in self._dense_languages
+    def reads(self, language: str) -> bool:
+        """Whether the dense model reads questions in ``language`` ("en", "ko", "ja"; `dense_languages`)."""
+        return self._dense_languages is None or language in self._dense_languages
 
     def _lexical_scores(self, query: str, rows: list[int], passages: list[Passage]) -> list[Passage]:
         """``passages`` with the lexical confidence as ``score`` (`knowledge.scoring.lexical_coverage`)."""

@@ -186,11 +186,12 @@ def test_questions_the_english_model_cannot_read_are_ranked_by_bm25(sample_kb):
 
 
 def test_configured_languages_decide_where_the_dense_side_is_used(sample_kb):
+    from knowledge.language import detect_language
     from knowledge.retrieval import Retriever
 
     def reads(settings, model: str, question: str) -> bool:
         embedder = type("E", (), {"name": model, "dim": 384})()
-        return Retriever(sample_kb.index(), embedder, settings)._reads(question)
+        return Retriever(sample_kb.index(), embedder, settings).reads(detect_language(question))
 
     default, everything = Settings(), Settings()
     everything.embedding.languages = ["en", "ko", "ja"]
