@@ -16,7 +16,6 @@ a verdict for each finding.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _output import emit  # noqa: E402
 from bot.logs import configure_logging  # noqa: E402
 from config import HygieneConfig, Settings, SourceConfig  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
@@ -100,10 +100,7 @@ def main() -> None:
         result[name]["precision"] = round(sum(known) / len(known), 3) if known else None
     result["sample"] = [{**c.to_json(), "real": v, "why": why}
                         for c, (v, why) in ((c, _verdict(c)) for c in findings["loose_all_pairs"][:20])]
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(result, args.out)
 
 
 def _verdict(c) -> tuple[bool | None, str]:

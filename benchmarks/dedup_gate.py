@@ -11,7 +11,6 @@ near-copies of existing ones, so both the "duplicate" and the "new" paths are ti
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _output import emit  # noqa: E402
 from knowledge.gate import DuplicateGate  # noqa: E402
 
 DIM = 384
@@ -62,10 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     results = [run(n, args.new, rng) for n in args.sizes]
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(results, args.out)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ Peak RSS is the process's maximum resident set size (ru_maxrss), model included.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
@@ -79,10 +79,7 @@ def main() -> None:
         result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(result, args.out)
 
 
 def _largest_markdown(kb: KnowledgeBase) -> Path:

@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _output import emit  # noqa: E402
+
 TARGET_SECONDS, TARGET_MB = 5.0, 500.0
 
 
@@ -136,10 +138,7 @@ def main() -> None:
         j["seconds"] <= TARGET_SECONDS and j["peak_rss_mb"] <= TARGET_MB
         for s in result["sizes"].values() for j in s["jobs"].values()
     )
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(result, args.out, indent=1)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from config import Settings
-from knowledge.embedding import Embedder, EmbeddingCache, load_embedder
+from knowledge.embedding import Embedder, embed_cached, load_embedder
 from knowledge.errors import DatasetInvalid, IndexIncompatible, IndexNotBuilt
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
@@ -209,19 +209,8 @@ def build_index(
     if isinstance(embedder, NoEmbedder):
         vectors = embedder.embed(texts)
     else:
-        cache = EmbeddingCache(cache_dir / "embeddings.sqlite")
-        try:
-            done = 0
-
-            def step(n: int) -> None:
-                nonlocal done
-                done += n
-                if progress:
-                    progress(done, len(texts))
-
-            vectors, _ = cache.embed(embedder, [c["content_hash"] for c in chunks], texts, progress=step)
-        finally:
-            cache.close()
+        vectors, _ = embed_cached(cache_dir / "embeddings.sqlite", embedder, [c["content_hash"] for c in chunks],
+                                  texts, progress)
     write_generation(home, model=embedder.name, dim=embedder.dim, documents=documents, chunks=chunks,
                      vectors=vectors, retrieval=cfg, extra_manifest={"beir": wanted})
     return load_generation(home, model=embedder.name, ef=cfg.hnsw_ef)

@@ -118,6 +118,33 @@ def load_embedder(cfg: EmbeddingConfig) -> Embedder:
     return PROFILES.get(cfg.model, SentenceTransformerEmbedder)(cfg)
 
 
+def embed_cached(
+    cache_path: Path,
+    embedder: Embedder,
+    hashes: list[str],
+    texts: list[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, int]:
+    """`EmbeddingCache.embed` on the cache file ``cache_path``, opened and closed here.
+
+    ``progress(done, len(texts))`` is called after each embedded batch (done counts embedded texts).
+    Returns (vectors float32 (len(texts), dim), number of texts actually embedded).
+    """
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, len(texts))
+
+    cache = EmbeddingCache(cache_path)
+    try:
+        return cache.embed(embedder, hashes, texts, progress=step)
+    finally:
+        cache.close()
+
+
 class EmbeddingCache:
     """Vectors by (model, content hash) in a SQLite file; safe to share between threads.
 

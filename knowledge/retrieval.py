@@ -79,7 +79,8 @@ class Retriever:
         query_vectors = self.embedder.embed(queries, kind="query")
         results = []
         for query, qvec in zip(queries, query_vectors):
-            bm25 = self._bm25_scores(query, allowed)  # once per query: ranking, fusion and the passages use it
+            tokens = tokenize(query)
+            bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
             language = detect_language(query)
             readable = self.reads(language)
             rows = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")[:top_k]
@@ -87,16 +88,16 @@ class Retriever:
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
             passages = [self._passage(r, float(c), float(bm25[r]), language) for r, c in zip(rows, cosines)]
-            results.append(passages if readable else self._lexical_scores(query, rows, passages))
+            results.append(passages if readable else self._lexical_scores(set(tokens), rows, passages))
         return results
 
     def reads(self, language: str) -> bool:
         """Whether the dense model reads questions in ``language`` ("en", "ko", "ja"; `dense_languages`)."""
         return self._dense_languages is None or language in self._dense_languages
 
-    def _lexical_scores(self, query: str, rows: list[int], passages: list[Passage]) -> list[Passage]:
-        """``passages`` with the lexical confidence as ``score`` (`knowledge.scoring.lexical_coverage`)."""
-        question = set(tokenize(query))
+    def _lexical_scores(self, question: set[str], rows: list[int], passages: list[Passage]) -> list[Passage]:
+        """``passages`` with the lexical confidence of the question's tokens as ``score``
+        (`knowledge.scoring.lexical_coverage`)."""
         bm25 = self.index.bm25
         vocab, indptr, n_docs = bm25.vocab_dict, bm25.scores["indptr"], bm25.scores["num_docs"]
 
@@ -136,8 +137,9 @@ class Retriever:
         rows = [int(x) for x in labels[0]]
         return rows, {r: 1.0 - float(d) for r, d in zip(rows, distances[0])}
 
-    def _bm25_scores(self, query: str, allowed: np.ndarray) -> np.ndarray:
-        tokens = [t for t in tokenize(query) if t in self.index.bm25.vocab_dict]
+    def _bm25_scores(self, tokens: list[str], allowed: np.ndarray) -> np.ndarray:
+        """BM25 score per chunk (n_chunks,) of the question's ``tokens``; 0 where not ``allowed``."""
+        tokens = [t for t in tokens if t in self.index.bm25.vocab_dict]
         if not tokens:
             return np.zeros(len(self.index.chunks), dtype=np.float32)
         return self.index.bm25.get_scores(tokens) * allowed

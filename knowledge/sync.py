@@ -22,7 +22,7 @@ from filelock import FileLock
 
 from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
-from knowledge.embedding import Embedder, EmbeddingCache
+from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
 from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import list_git
@@ -261,21 +261,10 @@ def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, hom
 
 
 def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> np.ndarray:
-    cache = EmbeddingCache(home / "embeddings.sqlite")
-    done = 0
-
-    def step(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress:
-            progress(done, len(fresh))
-
-    try:
-        vectors, report.chunks_embedded = cache.embed(
-            embedder, [c["content_hash"] for c in fresh], [c["embedding_text"] for c in fresh], progress=step
-        )
-    finally:
-        cache.close()
+    vectors, report.chunks_embedded = embed_cached(
+        home / "embeddings.sqlite", embedder, [c["content_hash"] for c in fresh], [c["embedding_text"] for c in fresh],
+        progress,
+    )
     return vectors.reshape(-1, embedder.dim)
 
 

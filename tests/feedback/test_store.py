@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -362,9 +363,19 @@ def test_claim_events_is_a_duplicate_when_any_key_was_seen(store: FeedbackStore)
     assert store.claim_events(["event:Ev2", "msg:D1:2.000"]) is False  # and Ev2 was stored by that call
 
 
-def test_an_event_and_its_racing_retry_are_answered_exactly_once(store: FeedbackStore) -> None:
+def test_an_event_and_its_racing_retry_are_answered_exactly_once(store: FeedbackStore, monkeypatch) -> None:
     """Two requests claiming the same two keys at once: one goes ahead, never none (one key each)."""
-    for round_ in range(30):
+    import feedback.store
+
+    insert = feedback.store.insert_event_key
+
+    def slow_insert(db, key):  # widen the gap between the two keys, where a per-key claim would interleave
+        claimed = insert(db, key)
+        time.sleep(0.02)
+        return claimed
+
+    monkeypatch.setattr(feedback.store, "insert_event_key", slow_insert)
+    for round_ in range(5):
         keys = [f"event:Ev{round_}", f"msg:C1:{round_}.000"]
         start = threading.Barrier(2)
         results = []
