@@ -108,14 +108,19 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -
     gaps = run_gaps(obj.kb, obj.store, gap_set) if gap_set.queries else None
     if as_json:
         click.echo(json.dumps({**report.to_json(), "gaps": gaps.to_json() if gaps else None}, ensure_ascii=False))
-        return
-    _print_sync_report(report)
-    if gaps is not None:
-        if gaps.converged:
-            click.echo(f"  gap queries: all {len(gaps.scores)} converged (score >= expected)")
-        else:
-            click.echo(f"  gap queries: {len(gaps.remaining)} of {len(gaps.scores)} below expected: "
-                       + "; ".join(gaps.remaining[:5]))
+    else:
+        _print_sync_report(report)
+        if gaps is not None:
+            if gaps.converged:
+                click.echo(f"  gap queries: all {len(gaps.scores)} converged (score >= expected)")
+            else:
+                click.echo(f"  gap queries: {len(gaps.remaining)} of {len(gaps.scores)} below expected: "
+                           + "; ".join(gaps.remaining[:5]))
+    if report.missing:  # the other sources were synced; a missing one must still fail cron and CI
+        raise click.ClickException(
+            "; ".join(reason for _, reason in report.missing)
+            + f" ({len(report.missing)} of {len(obj.settings.sources)} sources missing: their pages were kept"
+            " as last synced; fix the path or remove the source from the config)")
 
 
 def _print_sync_report(report) -> None:

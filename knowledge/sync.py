@@ -63,7 +63,8 @@ def sync(
 
     Raises:
         SourceMissing: a source given explicitly does not exist (a configured source that is missing is
-            reported as skipped and its documents are kept, so an unmounted share never empties the index).
+            listed in ``report.missing`` and its documents are kept, so an unmounted share never empties the
+            index; the other sources are still synced).
     """
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,8 @@ def sync(
             except SourceMissing as exc:
                 if not reconcile_all:
                     raise
-                report.skipped.append((source.name, str(exc)))
+                report.missing.append((source.name, str(exc)))
+                log.error("sync.source_missing", source=source.name, reason=str(exc))
                 documents.update({k: d for k, d in prev_docs.items() if d["collection"] == source.name})
                 continue
             report.skipped.extend(ignored)

@@ -136,6 +136,10 @@ class SyncReport:
     is lost when a file is skipped. ``duplicates`` and ``partials`` list chunks stopped or queued by the
     near-duplicate gate (``chunk_id``, ``of``, ``similarity``); ``archived`` the documents superseded by a
     newer version; ``warnings`` decisions worth a look (e.g. two documents claiming the same version).
+    ``missing`` holds ``(source name, reason)`` for configured sources whose folder is gone: their
+    documents are kept, the other sources are synced, and the CLI exits non-zero so cron notices.
+    ``dates`` counts where the documents (re)built in this sync took ``last_modified`` from:
+    ``{"front matter": n, "git": n, "mtime": n}``.
     """
 
     added: list[str] = field(default_factory=list)
@@ -147,6 +151,8 @@ class SyncReport:
     partials: list[dict] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    dates: dict[str, int] = field(default_factory=dict)
     chunks_total: int = 0
     chunks_embedded: int = 0
     generation: str = ""
@@ -156,4 +162,5 @@ class SyncReport:
         """A JSON-ready dict of this report."""
         data = asdict(self)
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        data["missing"] = [{"source": n, "reason": r} for n, r in self.missing]
         return data
