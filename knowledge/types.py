@@ -97,6 +97,14 @@ class Answer:
         low_confidence: True when the answer rests only on low-confidence passages.
         latency_ms: wall time of retrieval and composition, in milliseconds.
         language: detected language of the question: ``"en"``, ``"ko"`` or ``"ja"``.
+        direct_answer: the one to three sentences (list items, table rows) that answer the question, each
+            followed by its ``[n]`` marker; shown first. ``""`` for a refusal.
+        warnings: notes the reader must see before trusting the answer, e.g. two quoted sources that state
+            different values for the same thing (seed 004 §13.6).
+        hallucination_flag: True when a generated answer had a sentence its cited passage does not support
+            (removed or marked by the grounding check; DESIGN.md's hallucination flag).
+        generated: True when ``direct_answer`` was written by the configured generator, not extracted.
+        follow_up_of: answer id of the earlier answer in the same Slack thread this question follows up on.
     """
 
     answer_id: str
@@ -112,15 +120,24 @@ class Answer:
     low_confidence: bool = False
     latency_ms: float = 0.0
     language: str = "en"
+    direct_answer: str = ""
+    warnings: list[str] = field(default_factory=list)
+    hallucination_flag: bool = False
+    generated: bool = False
+    follow_up_of: str | None = None
 
     def to_json(self) -> dict:
         """The CLI/JSON contract of DESIGN.md: answer_id, answer, refused, citations[doc_id,title,url,score]."""
         return {
             "answer_id": self.answer_id,
             "answer": self.text,
+            "direct_answer": self.direct_answer,
+            "warnings": list(self.warnings),
             "refused": self.refused,
             "low_confidence": self.low_confidence,
             "top_score": round(self.top_score, 4),
+            "hallucination_flag": self.hallucination_flag,
+            "follow_up_of": self.follow_up_of,
             "citations": [
                 {"doc_id": c.doc_id, "title": c.title, "url": c.url, "heading": c.heading, "score": round(c.score, 4)}
                 for c in self.citations
