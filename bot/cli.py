@@ -67,8 +67,10 @@ def _fail(exc: Exception):
 def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, log_format: str) -> None:
     """Minerva: answers questions from your documents, with sources, and keeps the knowledge base healthy."""
     configure_logging(log_level, log_format)
+    from config.home_sources import with_home_sources
+
     try:
-        settings = load_settings(config_path)
+        settings = with_home_sources(load_settings(config_path), home)  # + folders recorded by `ingest FOLDER`
     except ConfigError as exc:
         _fail(exc)
     ctx.obj = Context(settings, Path(home))
@@ -78,9 +80,15 @@ def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, 
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the sync report (and gap-query results) as JSON.")
 @click.option("--no-gate", is_flag=True, help="Switch to the new generation without the gap-query A/B check.")
+@click.option("--no-record", is_flag=True,
+              help="Sync the folders PATHS once without recording them: a later plain `ingest` prunes their pages.")
 @click.pass_obj
-def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -> None:
+def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, no_record: bool) -> None:
     """Sync the configured sources (or the folders PATHS, each a collection named after it) into the index.
+
+    Folders given as PATHS are recorded in HOME/sources.yaml (unless --no-record), so a later plain
+    `minerva ingest` keeps syncing them and commands such as `killswitch` know their names;
+    `minerva sources remove NAME` forgets one.
 
     Incremental: only changed documents are re-chunked and re-embedded; deleted files are pruned. Before a
     new generation goes live, the gap queries (config/gap_queries.yaml) run on old and new; a drop beyond
@@ -90,7 +98,19 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -
     from knowledge import GateRejected, KnowledgeError
     from knowledge.gaps import gap_queries_for, load_gap_queries, make_gate
 
+    from config.home_sources import home_sources_path, record_home_sources
+
     sources = [SourceConfig(name=Path(p).resolve().name, path=str(Path(p).resolve())) for p in paths] or None
+    if sources:
+        known = {s.name: s for s in obj.settings.sources}
+        # a folder that is already a source keeps its settings (url_base, versions, ...)
+        sources = [known[s.name] if s.name in known and Path(known[s.name].path) == Path(s.path) else s
+                   for s in sources]
+        try:
+            if not no_record:  # checked before syncing: a name clash is an error, not a surprise afterwards
+                _check_recordable(obj, sources)
+        except ConfigError as exc:
+            _fail(exc)
     try:
         gap_set = load_gap_queries(gap_queries_for(obj.settings))
     except (KnowledgeError, ConfigError, OSError) as exc:
@@ -105,6 +125,9 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -
                                        "re-run with --no-gate to accept the drop.") from exc
         except KnowledgeError as exc:
             _fail(exc)
+    recorded = []
+    if sources and not no_record:
+        recorded = record_home_sources(obj.home, obj.settings, sources)
     gaps = run_gaps(obj.kb, obj.store, gap_set) if gap_set.queries else None
     if as_json:
         click.echo(json.dumps({**report.to_json(), "gaps": gaps.to_json() if gaps else None}, ensure_ascii=False))
@@ -116,11 +139,28 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool) -
             else:
                 click.echo(f"  gap queries: {len(gaps.remaining)} of {len(gaps.scores)} below expected: "
                            + "; ".join(gaps.remaining[:5]))
+    for source in recorded:
+        click.echo(f"recorded source {source.name!r} ({source.path}) in {home_sources_path(obj.home)}: a plain "
+                   f"`minerva ingest` keeps syncing it; forget it with `minerva sources remove {source.name}`",
+                   err=True)
+    if sources and no_record:
+        click.echo("not recorded (--no-record): a plain `minerva ingest` will remove these pages", err=True)
     if report.missing:  # the other sources were synced; a missing one must still fail cron and CI
         raise click.ClickException(
             "; ".join(reason for _, reason in report.missing)
             + f" ({len(report.missing)} of {len(obj.settings.sources)} sources missing: their pages were kept"
             " as last synced; fix the path or remove the source from the config)")
+
+
+def _check_recordable(obj: Context, sources: list[SourceConfig]) -> None:
+    """Raise ConfigError when a folder's name is taken by another source (recording it would clash)."""
+    known = {s.name: s for s in obj.settings.sources}
+    for source in sources:
+        other = known.get(source.name)
+        if other is not None and Path(other.path).resolve() != Path(source.path).resolve():
+            raise ConfigError(
+                f"a source named {source.name!r} already exists with path {other.path}; rename the folder, "
+                f"`minerva sources remove {source.name}` if an earlier ingest recorded it, or use --no-record")
 
 
 def _print_sync_report(report) -> None:

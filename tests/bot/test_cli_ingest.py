@@ -68,3 +68,66 @@ def test_a_missing_source_in_json_mode_still_prints_the_report_and_fails(minerva
     assert result.exit_code == 1
     report = json.loads(result.stdout.splitlines()[0])
     assert report["missing"][0]["source"] == "hr" and "does not exist" in report["missing"][0]["reason"]
+
+
+def _doc_ids(minerva, config: Path | None = None) -> list[str]:
+    listed = minerva("docs", "--json", config=config)
+    return sorted(json.loads(line)["doc_id"] for line in listed.stdout.splitlines())
+
+
+def test_a_folder_ingest_is_recorded_and_a_later_plain_ingest_keeps_its_pages(minerva, tmp_path):
+    docs = write_pages(tmp_path / "docs")
+    config = _config(tmp_path, [("it", write_pages(tmp_path / "it"))])
+
+    first = minerva("ingest", str(docs), config=config)
+    assert first.exit_code == 0, first.output
+    assert "recorded source 'docs'" in first.stderr and "minerva sources remove docs" in first.stderr
+    assert "docs" in (minerva.home / "sources.yaml").read_text()
+
+    plain = minerva("ingest", config=config)
+    assert plain.exit_code == 0, plain.output
+    assert "0 deleted" in plain.stdout
+    assert _doc_ids(minerva, config) == ["docs:laptops.md", "docs:vpn.md", "it:laptops.md", "it:vpn.md"]
+    assert "recorded source" not in minerva("ingest", str(docs), config=config).stderr  # recorded once
+
+
+def test_a_recorded_folder_is_known_to_per_collection_commands(minerva, tmp_path):
+    docs = write_pages(tmp_path / "it-handbook")
+    assert minerva("ingest", str(docs)).exit_code == 0
+
+    disabled = minerva("killswitch", "disable", "it-handbook")
+
+    assert disabled.exit_code == 0, disabled.output
+    assert "it-handbook" in minerva("sources", "list").stdout
+
+
+def test_sources_remove_forgets_a_folder_and_the_next_ingest_prunes_it(minerva, tmp_path):
+    docs = write_pages(tmp_path / "docs")
+    config = _config(tmp_path, [("it", write_pages(tmp_path / "it"))])
+    minerva("ingest", str(docs), config=config)
+
+    removed = minerva("sources", "remove", "docs", config=config)
+    plain = minerva("ingest", config=config)
+
+    assert removed.exit_code == 0 and "forgot source 'docs'" in removed.stdout
+    assert "2 deleted" in plain.stdout
+    assert _doc_ids(minerva, config) == ["it:laptops.md", "it:vpn.md"]
+
+
+def test_no_record_says_the_pages_will_not_be_kept(minerva, tmp_path):
+    docs = write_pages(tmp_path / "docs")
+
+    result = minerva("ingest", "--no-record", str(docs))
+
+    assert result.exit_code == 0
+    assert "not recorded" in result.stderr and not (minerva.home / "sources.yaml").exists()
+
+
+def test_a_folder_whose_name_is_taken_by_another_source_is_refused_before_syncing(minerva, tmp_path):
+    config = _config(tmp_path, [("docs", write_pages(tmp_path / "it"))])
+    other = write_pages(tmp_path / "elsewhere" / "docs")
+
+    result = minerva("ingest", str(other), config=config)
+
+    assert result.exit_code == 1 and "a source named 'docs' already exists" in result.output
+    assert not (minerva.home / "sources.yaml").exists()
