@@ -109,6 +109,7 @@ def sync(
             elif doc["collection"] not in synced:
                 removed.add(doc_id)
         report.deleted = sorted(removed)
+        urls_changed = _refresh_urls(documents, settings.sources)
         report.unchanged = sum(1 for d in documents if d not in new_chunks)
         before = {d: doc.get("stage") for d, doc in documents.items()}
         report.warnings.extend(assign_stages(documents))
@@ -117,7 +118,7 @@ def sync(
         # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
         tokenizer_changed = previous is not None and previous.manifest.get("tokenizer") != TOKENIZER_VERSION
         if previous is not None and not (report.added or report.changed or report.deleted or stages_changed
-                                         or tokenizer_changed):
+                                         or tokenizer_changed or urls_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
             report.seconds = time.perf_counter() - started
@@ -217,7 +218,7 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "rel_path": file.rel_path,
         "path": str(file.abs_path),
         "title": parsed.title,
-        "url": (source.url_base + file.rel_path) if source.url_base else str(file.abs_path),
+        "url": document_url(source, file.rel_path),
         "owner": str(meta.get("owner") or ""),
         "last_modified": last_modified.isoformat(),
         "indexed_at": now.isoformat(),
@@ -235,6 +236,26 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "file_hash": file_hash,
         "chunker": chunker,
     }
+
+
+def document_url(source: SourceConfig, rel_path: str) -> str:
+    """What a citation links to: ``url_base + rel_path``, or without ``url_base`` the path relative to the
+    source (``"tools/tock.md"``). Never the server's absolute path: citations are posted to Slack (issue 10)."""
+    return source.url_base + rel_path if source.url_base else rel_path
+
+
+def _refresh_urls(documents: dict[str, dict], sources: list[SourceConfig]) -> bool:
+    """Recompute the ``url`` of kept documents (a changed ``url_base``, or an index from before relative
+    paths, which held absolute ones); True when any changed, so a new generation is written."""
+    by_name = {s.name: s for s in sources}
+    changed = False
+    for doc_id, doc in documents.items():
+        source = by_name.get(doc["collection"])
+        url = document_url(source, doc["rel_path"]) if source else doc["url"]
+        if url != doc["url"]:
+            documents[doc_id] = {**doc, "url": url}  # a copy: the record may be the previous generation's
+            changed = True
+    return changed
 
 
 def _declared_stage(meta: dict) -> str:
