@@ -96,7 +96,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
     """
     from jobs.gaps import run_gaps
     from knowledge import GateRejected, KnowledgeError
-    from knowledge.gaps import gap_queries_for, load_gap_queries, make_gate
+    from knowledge.gaps import gap_query_set_for, judged_collections, live_index, make_gate, scope_queries
 
     from config.home_sources import home_sources_path, record_home_sources
 
@@ -112,7 +112,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
         except ConfigError as exc:
             _fail(exc)
     try:
-        gap_set = load_gap_queries(gap_queries_for(obj.settings))
+        gap_set = gap_query_set_for(obj.settings)
     except (KnowledgeError, ConfigError, OSError) as exc:
         _fail(exc)
     gate = None if no_gate or not gap_set.queries else make_gate(
@@ -128,6 +128,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
     recorded = []
     if sources and not no_record:
         recorded = record_home_sources(obj.home, obj.settings, sources)
+    gap_set = scope_queries(gap_set, judged_collections(live_index(obj.kb), obj.settings))  # never another's
     gaps = run_gaps(obj.kb, obj.store, gap_set) if gap_set.queries else None
     if as_json:
         click.echo(json.dumps({**report.to_json(), "gaps": gaps.to_json() if gaps else None}, ensure_ascii=False))

@@ -85,16 +85,16 @@ def contradictions(obj, threshold: float | None, across_collections: bool, limit
 
 @click.command()
 @click.option("--queries", "queries_path", type=click.Path(exists=True, dir_okay=False),
-              help="Gap-query file (default: gap_queries*.yaml beside the config, else the bundled one).")
+              help="Gap-query file (default: gap_queries*.yaml beside the config; the bundled one for the bundled config).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run as one JSON object.")
 @click.pass_obj
 def gaps(obj, queries_path: str | None, as_json: bool) -> None:
     """Run the gap queries, store every score, and report gaps, sudden drops and convergence."""
     from jobs.gaps import run_gaps
-    from knowledge.gaps import gap_queries_for, load_gap_queries
+    from knowledge.gaps import gap_query_set_for
 
     with _library_errors():
-        query_set = load_gap_queries(queries_path or gap_queries_for(obj.settings))
+        query_set = gap_query_set_for(obj.settings, queries_path)
         report = run_gaps(obj.kb, obj.store, query_set)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))

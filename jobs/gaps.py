@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from jobs.findings import Finding, JobContext
-from knowledge.gaps import GapQuerySet, GapScore, gap_queries_for, load_gap_queries, run_gap_queries
+from knowledge.gaps import (
+    GapQuerySet,
+    GapScore,
+    gap_query_set_for,
+    judged_collections,
+    live_index,
+    run_gap_queries,
+    scope_queries,
+)
 
 GAP_ALERT = "gap_query_below_threshold"
 DROP_ALERT = "gap_query_drop"
@@ -107,6 +115,7 @@ def run_gaps(kb, store, query_set: GapQuerySet, *, now: datetime | None = None) 
         store: the `feedback.FeedbackStore` holding ``gap_scores``.
         query_set: the queries and thresholds (`knowledge.gaps.load_gap_queries`).
         now: the run's time (aware); None = now. Previous scores are those measured before it.
+            Only queries about collections that are configured and indexed run (`knowledge.gaps.scope_queries`).
 
     Returns:
         The GapReport (its ``findings`` go to the alert layer).
@@ -116,6 +125,7 @@ def run_gaps(kb, store, query_set: GapQuerySet, *, now: datetime | None = None) 
         StoreUnavailable: the scores could not be read or stored.
     """
     now = now or datetime.now(timezone.utc)
+    query_set = scope_queries(query_set, judged_collections(live_index(kb), kb.settings))
     scores = run_gap_queries(kb, query_set.queries)
     previous = {q: row["score"] for q, row in store.last_gap_scores(before=now).items()}
     run_id = uuid.uuid4().hex
@@ -129,5 +139,5 @@ def run_gaps(kb, store, query_set: GapQuerySet, *, now: datetime | None = None) 
 
 def run(ctx: JobContext) -> list[Finding]:
     """The scheduled job: `run_gaps` with the gap queries beside the config (or ``ctx.extra["gap_queries"]``)."""
-    query_set = ctx.extra.get(QUERIES_KEY) or load_gap_queries(gap_queries_for(ctx.settings))
+    query_set = ctx.extra.get(QUERIES_KEY) or gap_query_set_for(ctx.settings)
     return run_gaps(ctx.kb, ctx.store, query_set, now=ctx.now).findings

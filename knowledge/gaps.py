@@ -14,14 +14,22 @@ File format (``config/gap_queries.yaml``)::
     drop: 0.2             # alert when a score falls by more than this since the previous run
     gate_tolerance: 0.05  # A/B gate: largest allowed fall of the mean score
     gate_query_tolerance: 0.2   # A/B gate: largest allowed fall of any one query
+    collections: [api, runbooks]  # optional: the collections these queries are about (default of each query)
     queries:
       - query: how long before a webhook delivery times out?
         expected: 0.8               # optional, overrides the default
         collections: [api, runbooks]   # optional, search only these
+      - how do I reset my password?     # a plain string is a query with the defaults
+
+Queries judge only the collections they name (theirs or the file's ``collections``): a query whose
+collections are neither configured nor in the index is left out (`scope_queries`), so the sample knowledge
+base's questions never judge a user's own documents. A query naming no collection judges the whole index.
+A user config without a gap-query file beside it has no gap queries (`gap_query_set_for`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +53,7 @@ DEFAULT_GATE_TOLERANCE = 0.05
 DEFAULT_GATE_QUERY_TOLERANCE = 0.2
 #: Candidates scored per query: as many as an answer considers (knowledge.service.ANSWER_CANDIDATES).
 CANDIDATES = 10
-_FILE_KEYS = {"expected", "drop", "gate_tolerance", "gate_query_tolerance", "queries"}
+_FILE_KEYS = {"expected", "drop", "gate_tolerance", "gate_query_tolerance", "collections", "queries"}
 _QUERY_KEYS = {"query", "expected", "collections"}
 
 
@@ -67,6 +75,7 @@ class GapQuerySet:
     gate_tolerance: float = DEFAULT_GATE_TOLERANCE
     gate_query_tolerance: float = DEFAULT_GATE_QUERY_TOLERANCE
     path: Path | None = None
+    collections: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,7 @@ def load_gap_queries(path: str | Path | None = None) -> GapQuerySet:
         raise ConfigError(f"{path}: expected a mapping with a `queries:` list")
     _no_unknown_keys(raw, _FILE_KEYS, f"{path}")
     default = _fraction(raw.get("expected", DEFAULT_EXPECTED), f"{path}: expected")
+    file_collections = _collections(raw.get("collections"), f"{path}: collections")
     queries = []
     for number, item in enumerate(raw["queries"], start=1):
         where = f"{path}: queries[{number}]"
@@ -144,13 +154,9 @@ def load_gap_queries(path: str | Path | None = None) -> GapQuerySet:
         if not isinstance(item, dict) or not str(item.get("query") or "").strip():
             raise ConfigError(f"{where}: each entry needs a non-empty `query`")
         _no_unknown_keys(item, _QUERY_KEYS, where)
-        collections = item.get("collections")
-        if collections is not None and not (
-            isinstance(collections, list) and all(isinstance(c, str) for c in collections)
-        ):
-            raise ConfigError(f"{where}: `collections` must be a list of collection names")
+        collections = _collections(item.get("collections"), f"{where}: collections") or file_collections
         expected = _fraction(item.get("expected", default), f"{where}: expected")
-        queries.append(GapQuery(str(item["query"]).strip(), expected, tuple(collections) if collections else None))
+        queries.append(GapQuery(str(item["query"]).strip(), expected, collections))
     return GapQuerySet(
         tuple(queries),
         drop=_fraction(raw.get("drop", DEFAULT_DROP), f"{path}: drop"),
@@ -158,12 +164,75 @@ def load_gap_queries(path: str | Path | None = None) -> GapQuerySet:
         gate_query_tolerance=_fraction(raw.get("gate_query_tolerance", DEFAULT_GATE_QUERY_TOLERANCE),
                                        f"{path}: gate_query_tolerance"),
         path=path.resolve(),
+        collections=file_collections,
     )
 
 
-def gap_queries_for(settings: Settings) -> Path:
+def _collections(value, where: str) -> tuple[str, ...] | None:
+    if value is None or value == []:
+        return None
+    if not (isinstance(value, list) and all(isinstance(c, str) and c for c in value)):
+        raise ConfigError(f"{where} must be a list of collection names")
+    return tuple(value)
+
+
+#: No gap queries (a user config without a gap-query file).
+NO_GAP_QUERIES = GapQuerySet(())
+
+
+def gap_query_set_for(settings: Settings, path: str | Path | None = None) -> GapQuerySet:
+    """The gap queries for ``settings``: the file ``path`` when given, else `gap_queries_for`'s file, else none.
+
+    Raises:
+        ConfigError: the file is broken (see `load_gap_queries`).
+    """
+    found = Path(path) if path else gap_queries_for(settings)
+    return load_gap_queries(found) if found is not None else NO_GAP_QUERIES
+
+
+def scope_queries(query_set: GapQuerySet, collections: set[str] | frozenset[str]) -> GapQuerySet:
+    """The queries of ``query_set`` that may judge ``collections``.
+
+    A query naming collections is kept when one of them is in ``collections``, and then searches only
+    those; a query naming none is kept as it is (it judges the whole index).
+
+    Returns:
+        A GapQuerySet with the same thresholds and the kept queries, in file order.
+    """
+    kept = []
+    for query in query_set.queries:
+        if query.collections is None:
+            kept.append(query)
+            continue
+        mine = tuple(c for c in query.collections if c in collections)
+        if mine:
+            kept.append(GapQuery(query.query, query.expected, mine))
+    return dataclasses.replace(query_set, queries=tuple(kept))
+
+
+def judged_collections(index: LoadedIndex | None, settings: Settings) -> set[str]:
+    """Collections gap queries may judge: configured (config or recorded folders) and present in ``index``.
+
+    ``index`` None (nothing built yet) → the empty set.
+    """
+    if index is None:
+        return set()
+    configured = {s.name for s in settings.sources}
+    return {d["collection"] for d in index.documents.values()} & configured
+
+
+def live_index(kb) -> LoadedIndex | None:
+    """``kb.index()``, or None when nothing usable is built yet."""
+    try:
+        return kb.index()
+    except (IndexNotBuilt, IndexIncompatible):
+        return None
+
+
+def gap_queries_for(settings: Settings) -> Path | None:
     """The gap-query file that goes with ``settings``: beside its config file, ``gap_queries-{stem}.yaml``,
-    then ``gap_queries-{first word of stem}.yaml``, then ``gap_queries.yaml``; else the bundled one.
+    then ``gap_queries-{first word of stem}.yaml``, then ``gap_queries.yaml``; the bundled one only when
+    ``settings`` has no config file; else None (a user's config never gets the sample's questions).
 
     So ``config/real-corpora.yaml`` gets ``config/gap_queries-real.yaml`` and ``config/minerva.yaml`` gets
     ``config/gap_queries.yaml``.
@@ -174,6 +243,7 @@ def gap_queries_for(settings: Settings) -> Path:
             candidate = Path(settings.path).with_name(name)
             if candidate.is_file():
                 return candidate
+        return None
     return DEFAULT_GAP_QUERIES
 
 
@@ -289,7 +359,9 @@ class ABGate:
             old = self.kb.index()
         except (IndexNotBuilt, IndexIncompatible):
             old = None
-        self.result = ab_gate(old, Path(candidate_dir), self.kb, self.queries, self.tolerance, self.query_tolerance)
+        # only queries about collections the live generation has and the config still names can fall
+        queries = scope_queries(GapQuerySet(self.queries), judged_collections(old, self.kb.settings)).queries
+        self.result = ab_gate(old, Path(candidate_dir), self.kb, queries, self.tolerance, self.query_tolerance)
         if not self.result.passed:
             raise GateRejected(f"index generation {Path(candidate_dir).name} rejected: {self.result.reason}",
                                self.result)

@@ -131,3 +131,32 @@ def test_a_folder_whose_name_is_taken_by_another_source_is_refused_before_syncin
 
     assert result.exit_code == 1 and "a source named 'docs' already exists" in result.output
     assert not (minerva.home / "sources.yaml").exists()
+
+
+def test_a_fresh_home_with_a_user_config_is_not_judged_by_the_sample_gap_queries(minerva, tmp_path):
+    config = _config(tmp_path, [("it", write_pages(tmp_path / "it"))])
+
+    result = minerva("ingest", "--json", config=config)
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["gaps"] is None
+    assert "below expected" not in minerva("ingest", config=config).output
+
+
+def test_a_folder_ingest_under_the_bundled_config_in_a_fresh_home_runs_no_sample_queries(minerva, tmp_path):
+    result = minerva("ingest", str(write_pages(tmp_path / "docs")))
+
+    assert result.exit_code == 0, result.output
+    assert "gap queries" not in result.output
+
+
+def test_gap_queries_naming_a_users_collection_judge_it(minerva, tmp_path):
+    config = _config(tmp_path, [("it", write_pages(tmp_path / "it"))])
+    (tmp_path / "gap_queries.yaml").write_text(
+        "collections: [it]\nqueries:\n  - How do I connect to the office VPN?\n", encoding="utf-8")
+
+    result = minerva("ingest", "--json", config=config)
+
+    gaps = json.loads(result.stdout)["gaps"]
+    assert [s["query"] for s in gaps["scores"]] == ["How do I connect to the office VPN?"]
+    assert gaps["scores"][0]["top_doc_id"] == "it:vpn.md"
