@@ -21,11 +21,12 @@ from feedback.errors import (
 )
 from feedback.migrations import MIGRATIONS
 from feedback.store import FeedbackStore
-from feedback.votes import VOTE_VALUES, VoteResult
+from feedback.votes import VOTE_REASONS, VOTE_VALUES, VoteResult
 
 __all__ = [
     "MIGRATIONS",
     "SOURCES",
+    "VOTE_REASONS",
     "VOTE_VALUES",
     "DuplicateAnswer",
     "FeedbackError",

@@ -25,7 +25,7 @@ RETRIEVED_KEYS = ("chunk_id", "doc_id", "score")
 #: Columns stored as JSON text, decoded again by `fetch_answer`.
 JSON_COLUMNS = ("retrieved", "cited_doc_ids", "visibility")
 #: Columns stored as INTEGER 0/1, returned as bool by `fetch_answer`.
-BOOL_COLUMNS = ("refused", "low_confidence")
+BOOL_COLUMNS = ("refused", "low_confidence", "hallucination_flag", "generated")
 
 
 def build_answer_row(
@@ -45,6 +45,9 @@ def build_answer_row(
     source: str,
     visibility: Sequence[str] | None,
     created_at: datetime | None,
+    hallucination_flag: bool = False,
+    generated: bool = False,
+    follow_up_of: str | None = None,
 ) -> dict[str, Any]:
     """Validates one answer's fields and returns the `answers` row to insert.
 
@@ -55,8 +58,11 @@ def build_answer_row(
 
     Raises:
         InvalidRecord: empty answer_id, unknown source, a retrieved dict without chunk_id/doc_id/score,
-            a non-finite score or latency, a negative latency, or a naive created_at.
+            a non-finite score or latency, a negative latency, a naive created_at, or a `follow_up_of`
+            equal to `answer_id` or empty.
     """
+    if follow_up_of is not None and (not follow_up_of or follow_up_of == answer_id):
+        raise InvalidRecord(f"follow_up_of must name another answer; got {follow_up_of!r}")
     if not answer_id:
         raise InvalidRecord("answer_id must be a non-empty string")
     if source not in SOURCES:
@@ -85,6 +91,9 @@ def build_answer_row(
         "top_score": top_score,
         "latency_ms": latency_ms,
         "created_at": utc_iso(created_at, field="created_at"),
+        "hallucination_flag": int(bool(hallucination_flag)),
+        "generated": int(bool(generated)),
+        "follow_up_of": follow_up_of,
     }
 
 
@@ -116,7 +125,8 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
     Returns:
         None when the id is unknown; otherwise the row with ``retrieved`` (list of dicts),
         ``cited_doc_ids`` (list of str) and ``visibility`` (list of str or None) decoded from JSON,
-        ``refused`` and ``low_confidence`` as bool, and ``created_at`` as ISO-8601 UTC text.
+        ``refused``, ``low_confidence``, ``hallucination_flag`` and ``generated`` as bool,
+        ``follow_up_of`` (str or None) and ``created_at`` as ISO-8601 UTC text.
     """
     rows = list(db.query("SELECT * FROM answers WHERE answer_id = ?", [answer_id]))
     if not rows:
@@ -128,6 +138,22 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
     for column in BOOL_COLUMNS:
         row[column] = bool(row[column])
     return row
+
+
+def fetch_thread(db: sqlite_utils.Database, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+    """The answers posted in one Slack thread, oldest first (the thread's questions, for follow-ups).
+
+    Returns:
+        Dicts with ``answer_id``, ``question``, ``follow_up_of`` (str or None), ``refused`` (bool) and
+        ``created_at`` (ISO-8601 UTC text); [] when the bot never answered in that thread. Read through
+        ``idx_answers_thread``.
+    """
+    found = db.query(
+        "SELECT answer_id, question, follow_up_of, refused, created_at FROM answers "
+        "WHERE channel = ? AND thread_ts = ? ORDER BY created_at, rowid",
+        [channel, thread_ts],
+    )
+    return [{**row, "refused": bool(row["refused"])} for row in found]
 
 
 def answer_exists(db: sqlite_utils.Database, answer_id: str) -> bool:

@@ -302,12 +302,34 @@ def _create_gap_scores(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_gap_scores_query_time ON gap_scores (query, measured_at)")
 
 
+def _answer_grounding_threads_and_vote_reasons(db: sqlite_utils.Database) -> None:
+    """Issue 9: the generator's grounding result and thread follow-ups on answers, a reason on 👎 votes.
+
+    Existing rows keep their meaning: no answer was generated (flag 0), none was a follow-up (NULL), no
+    vote carried a reason (NULL).
+    """
+    # 1 when the configured generator wrote a sentence its cited passage does not support (knowledge.grounding)
+    db.execute("ALTER TABLE answers ADD COLUMN hallucination_flag INTEGER NOT NULL DEFAULT 0")
+    # 1 when the shown direct answer was written by the generator (and passed the grounding check)
+    db.execute("ALTER TABLE answers ADD COLUMN generated INTEGER NOT NULL DEFAULT 0")
+    # answer_id of the earlier answer in the same Slack thread this question followed up on
+    db.execute("ALTER TABLE answers ADD COLUMN follow_up_of TEXT")
+    # The earlier questions of a thread are read by (channel, thread_ts) for every reply in a thread.
+    db.execute("CREATE INDEX idx_answers_thread ON answers (channel, thread_ts, created_at)")
+    # Why a 👎: one of feedback.votes.VOTE_REASONS, or NULL (none given, or a 👍)
+    db.execute(
+        "ALTER TABLE votes ADD COLUMN reason TEXT "
+        "CHECK (reason IS NULL OR reason IN ('outdated', 'wrong', 'incomplete', 'not_what_i_asked'))"
+    )
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only.
 MIGRATIONS: list[Migration] = [
     _create_core_tables,
     _create_alerting_tables,
     _create_monitoring_tables,
     _create_gap_scores,
+    _answer_grounding_threads_and_vote_reasons,
 ]
 
 

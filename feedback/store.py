@@ -26,13 +26,14 @@ from typing import Any
 
 import sqlite_utils
 
-from feedback.answers import build_answer_row, fetch_answer, insert_answer
+from feedback.answers import build_answer_row, fetch_answer, fetch_thread, insert_answer
 from feedback.errors import FeedbackError, SchemaTooNew, StoreUnavailable
+from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
 from feedback.flags import insert_flag
 from feedback.gap_scores import fetch_history, fetch_last_scores, insert_gap_scores
 from feedback.migrations import MIGRATIONS, apply_migrations, schema_version
-from feedback.votes import VoteResult, fetch_votes, upsert_vote
+from feedback.votes import VoteResult, count_reasons, fetch_votes, set_vote_reason, upsert_vote
 
 #: Milliseconds a statement waits for another writer's lock before failing. 10 s: monitoring.md,
 #: "SQLite as the event store" (>= 10 s; with BEGIN IMMEDIATE, 4 writer processes saw 0 lock errors).
@@ -132,6 +133,9 @@ class FeedbackStore:
         source: str = "slack",
         visibility: list[str] | None = None,
         created_at: datetime | None = None,
+        hallucination_flag: bool = False,
+        generated: bool = False,
+        follow_up_of: str | None = None,
     ) -> None:
         """Stores one answer (or refusal) and one `citations` row per cited document, atomically.
 
@@ -153,6 +157,10 @@ class FeedbackStore:
             source: ``"slack"`` or ``"cli"`` (see `feedback.answers.SOURCES`).
             visibility: visibility labels of the cited documents (``"public"``/``"restricted"``), or None.
             created_at: aware datetime; None means now. Stored as ISO-8601 UTC text.
+            hallucination_flag: True when the generator wrote a sentence its cited passage does not
+                support (removed by the grounding check); the accuracy signal counts it per cited document.
+            generated: True when the shown direct answer was written by the generator.
+            follow_up_of: answer id of the earlier answer in the same thread this question followed up on.
 
         Raises:
             InvalidRecord: a field fails validation (see `feedback.answers.build_answer_row`).
@@ -164,9 +172,22 @@ class FeedbackStore:
             user_id=user_id, retrieved=retrieved, cited_doc_ids=cited_doc_ids, refused=refused,
             top_score=top_score, latency_ms=latency_ms, language=language,
             low_confidence=low_confidence, source=source, visibility=visibility, created_at=created_at,
+            hallucination_flag=hallucination_flag, generated=generated, follow_up_of=follow_up_of,
         )
         with self._write():
             insert_answer(self.db, row)
+
+    def thread_answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The answers the bot posted in one Slack thread, oldest first; [] for a thread it never answered.
+
+        Each is ``{"answer_id", "question", "follow_up_of", "refused", "created_at"}`` (see
+        `feedback.answers.fetch_thread`). Used to give a reply in the thread its earlier questions.
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._read():
+            return fetch_thread(self.db, channel, thread_ts)
 
     def get_answer(self, answer_id: str) -> dict[str, Any] | None:
         """Returns the stored answer, JSON columns decoded, or None (see `feedback.answers.fetch_answer`).
@@ -198,6 +219,49 @@ class FeedbackStore:
         """
         with self._write():
             return upsert_vote(self.db, answer_id, user_id, value, voted_at)
+
+    def record_vote_reason(
+        self, answer_id: str, user_id: str, reason: str, at: datetime | None = None
+    ) -> VoteResult:
+        """Stores why the user voted 👎 (see `feedback.votes.set_vote_reason`): one row per (answer, user).
+
+        Args:
+            answer_id: id of a recorded answer (carried by the reason button).
+            user_id: the voter's Slack user id.
+            reason: one of ``feedback.VOTE_REASONS``: "outdated", "wrong", "incomplete", "not_what_i_asked".
+            at: aware datetime of the click; None means now.
+
+        Returns:
+            VoteResult(value="down", reason=reason); ``changed=False`` when that reason was already stored.
+
+        Raises:
+            InvalidRecord: unknown `reason`, empty `user_id` or naive `at`.
+            UnknownAnswer: no answer with `answer_id` was recorded.
+            StoreUnavailable: SQLite failed; nothing was stored.
+        """
+        with self._write():
+            return set_vote_reason(self.db, answer_id, user_id, reason, at)
+
+    def vote_reasons(
+        self, *, by: str = "doc", since: datetime | None = None, until: datetime | None = None
+    ) -> dict[str, dict[str, int]]:
+        """Counts of 👎 reasons per cited document (``by="doc"``) or per answer (``by="answer"``).
+
+        Args:
+            by: "doc" or "answer".
+            since, until: aware datetimes; only answers created in ``[since, until)`` count (None: unbounded).
+
+        Returns:
+            ``{doc_id or answer_id: {reason: count}}``, e.g. ``{"api:webhooks.md": {"outdated": 2}}``.
+
+        Raises:
+            InvalidRecord: a naive `since`/`until`.
+            ValueError: unknown `by`.
+            StoreUnavailable: SQLite failed.
+        """
+        bounds = [None if t is None else utc_iso(t, field=name) for t, name in ((since, "since"), (until, "until"))]
+        with self._read():
+            return count_reasons(self.db, by=by, since=bounds[0], until=bounds[1])
 
     def votes_for(self, answer_id: str) -> list[dict[str, Any]]:
         """Returns the votes on an answer, oldest first (see `feedback.votes.fetch_votes`); [] if none.

@@ -1,5 +1,8 @@
 """Votes on answers: one row per (answer, user), last write wins, a repeated click changes nothing.
 
+A 👎 may carry a reason (`VOTE_REASONS`, picked privately after the vote; issue 9): it is a column of the
+same row, so changing the reason keeps one row, and turning the vote into a 👍 clears it.
+
 `upsert_vote` reads the current vote and then writes, so it must run inside a ``BEGIN IMMEDIATE``
 transaction (the store does this): with a deferred BEGIN, two processes can both read "no vote" and
 one of them fails with "database is locked" when upgrading to a write lock.
@@ -18,6 +21,8 @@ from feedback.errors import InvalidRecord
 
 #: The only values a vote may take (👍 / 👎); also enforced by a CHECK constraint on `votes.value`.
 VOTE_VALUES = ("up", "down")
+#: Why a 👎 (DESIGN.md: outdated · wrong · incomplete · not what I asked); also a CHECK on `votes.reason`.
+VOTE_REASONS = ("outdated", "wrong", "incomplete", "not_what_i_asked")
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,13 @@ class VoteResult:
             with the same value (nothing was written).
         previous: the user's value before this vote, ``"up"``/``"down"``, or None for a first vote.
         value: the user's value now, ``"up"`` or ``"down"``.
+        reason: the 👎's reason now (one of VOTE_REASONS), or None.
     """
 
     changed: bool
     previous: str | None
     value: str
+    reason: str | None = None
 
 
 def upsert_vote(
@@ -71,24 +78,109 @@ def upsert_vote(
         return VoteResult(changed=True, previous=None, value=value)
     previous = current[0]
     if previous == value:
-        return VoteResult(changed=False, previous=previous, value=value)
+        reason = db.execute("SELECT reason FROM votes WHERE answer_id = ? AND user_id = ?",
+                            [answer_id, user_id]).fetchone()[0]
+        return VoteResult(changed=False, previous=previous, value=value, reason=reason)
+    # A 👍 has no reason; a 👎 after a 👍 starts without one.
     db.execute(
-        "UPDATE votes SET value = ?, updated_at = ? WHERE answer_id = ? AND user_id = ?",
+        "UPDATE votes SET value = ?, reason = NULL, updated_at = ? WHERE answer_id = ? AND user_id = ?",
         [value, moment, answer_id, user_id],
     )
     return VoteResult(changed=True, previous=previous, value=value)
+
+
+def set_vote_reason(
+    db: sqlite_utils.Database, answer_id: str, user_id: str, reason: str, at: datetime | None
+) -> VoteResult:
+    """Stores why a user voted 👎 on an answer, in that user's one vote row.
+
+    Picking a reason is a 👎: without a vote it inserts one, and it turns a 👍 into a 👎 (the click comes from
+    the private message offered after a 👎, so the user meant 👎 when they clicked it).
+
+    Args:
+        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        answer_id: id of a recorded answer.
+        user_id: the voter's Slack user id; non-empty.
+        reason: one of VOTE_REASONS.
+        at: aware datetime of the click; None means now (sets `updated_at`, and `voted_at` of a new row).
+
+    Returns:
+        VoteResult with ``value="down"`` and ``reason``; ``changed=False`` when the row already held this
+        reason on a 👎 (nothing written).
+
+    Raises:
+        InvalidRecord: `reason` not in VOTE_REASONS, empty `user_id`, or naive `at`.
+        UnknownAnswer: no answer with `answer_id` was recorded.
+    """
+    if reason not in VOTE_REASONS:
+        raise InvalidRecord(f"vote reason must be one of {', '.join(VOTE_REASONS)}; got {reason!r}")
+    moment = check_reaction(db, answer_id, user_id, at, field="at")
+    current = db.execute(
+        "SELECT value, reason FROM votes WHERE answer_id = ? AND user_id = ?", [answer_id, user_id]
+    ).fetchone()
+    if current is None:
+        db.execute(
+            "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) VALUES (?, ?, 'down', ?, ?, ?)",
+            [answer_id, user_id, reason, moment, moment],
+        )
+        return VoteResult(changed=True, previous=None, value="down", reason=reason)
+    previous, previous_reason = current
+    if (previous, previous_reason) == ("down", reason):
+        return VoteResult(changed=False, previous=previous, value="down", reason=reason)
+    db.execute(
+        "UPDATE votes SET value = 'down', reason = ?, updated_at = ? WHERE answer_id = ? AND user_id = ?",
+        [reason, moment, answer_id, user_id],
+    )
+    return VoteResult(changed=True, previous=previous, value="down", reason=reason)
+
+
+def count_reasons(
+    db: sqlite_utils.Database, *, by: str = "doc", since: str | None = None, until: str | None = None
+) -> dict[str, dict[str, int]]:
+    """How many 👎 gave each reason, per cited document or per answer.
+
+    Args:
+        db: the database (read only).
+        by: ``"doc"`` (a 👎 counts once for every document its answer cited) or ``"answer"``.
+        since, until: ISO-8601 UTC text; only votes on answers created in ``[since, until)`` (None: no bound).
+
+    Returns:
+        ``{doc_id or answer_id: {reason: count}}``, only reasons that occur (counts >= 1); 👎 without a
+        reason are not counted. E.g. ``{"api:webhooks.md": {"outdated": 3, "wrong": 1}}``.
+
+    Raises:
+        ValueError: `by` is neither "doc" nor "answer".
+    """
+    if by not in ("doc", "answer"):
+        raise ValueError(f"by must be 'doc' or 'answer'; got {by!r}")
+    key = "c.doc_id" if by == "doc" else "v.answer_id"
+    join = "JOIN citations c ON c.answer_id = v.answer_id" if by == "doc" else ""
+    found = db.query(
+        f"""
+        SELECT {key} AS subject, v.reason AS reason, COUNT(*) AS n
+        FROM votes v JOIN answers a ON a.answer_id = v.answer_id {join}
+        WHERE v.value = 'down' AND v.reason IS NOT NULL
+          AND (:since IS NULL OR a.created_at >= :since) AND (:until IS NULL OR a.created_at < :until)
+        GROUP BY subject, v.reason
+        """,
+        {"since": since, "until": until},
+    )
+    counts: dict[str, dict[str, int]] = {}
+    for row in found:
+        counts.setdefault(row["subject"], {})[row["reason"]] = row["n"]
+    return counts
 
 
 def fetch_votes(db: sqlite_utils.Database, answer_id: str) -> list[dict[str, Any]]:
     """Returns the votes on one answer, oldest first.
 
     Returns:
-        List of dicts with keys answer_id, user_id, value (``"up"``/``"down"``), voted_at and
-        updated_at (ISO-8601 UTC text); empty for an unknown answer.
+        List of dicts with keys answer_id, user_id, value (``"up"``/``"down"``), reason (one of
+        VOTE_REASONS or None), voted_at and updated_at (ISO-8601 UTC text); empty for an unknown answer.
     """
     return list(
         db.query(
-            "SELECT answer_id, user_id, value, voted_at, updated_at FROM votes "
+            "SELECT answer_id, user_id, value, reason, voted_at, updated_at FROM votes "
             "WHERE answer_id = ? ORDER BY voted_at, user_id",
             [answer_id],
         )

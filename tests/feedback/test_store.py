@@ -185,6 +185,9 @@ def test_answer_round_trip(store: FeedbackStore) -> None:
         "top_score": 0.81,
         "latency_ms": 420.5,
         "created_at": "2024-05-01T12:00:00.000000+00:00",
+        "hallucination_flag": False,
+        "generated": False,
+        "follow_up_of": None,
     }
 
 
@@ -245,7 +248,7 @@ def test_first_vote_inserts_a_row(store: FeedbackStore) -> None:
     assert store.record_vote("a1", "U1", "up", voted_at=T0) == VoteResult(changed=True, previous=None, value="up")
     t0 = T0.isoformat(timespec="microseconds")
     assert store.votes_for("a1") == [
-        {"answer_id": "a1", "user_id": "U1", "value": "up", "voted_at": t0, "updated_at": t0},
+        {"answer_id": "a1", "user_id": "U1", "value": "up", "reason": None, "voted_at": t0, "updated_at": t0},
     ]
 
 
