@@ -28,7 +28,8 @@ def test_existing_answers_are_backfilled_and_new_ones_expanded_by_the_trigger(tm
     conn = sqlite3.connect(path, isolation_level=None)
     db = sqlite_utils.Database(conn)
     apply_migrations(db, MIGRATIONS[:before])
-    insert_answer(db, _row("old"))
+    issue9 = ("hallucination_flag", "generated", "follow_up_of")  # columns of a later migration
+    insert_answer(db, {k: v for k, v in _row("old").items() if k not in issue9})
     conn.close()
     with FeedbackStore.open(path) as store:
         store.record_answer(answer_id="new", question="q", channel=None, thread_ts=None, user_id=None,
