@@ -1,10 +1,13 @@
 """Setting Minerva up on the user's own documents.
 
+    minerva init [FOLDER ...]        a starter config (one source per folder), gap-query file, next steps
     minerva sources list             configured sources and folders recorded by `minerva ingest FOLDER`
     minerva sources remove NAME      forget a recorded folder (the next plain ingest prunes its pages)
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -14,6 +17,59 @@ from config import ConfigError
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
     cli.add_command(sources)
+    cli.add_command(init)
+
+
+@click.command()
+@click.argument("folders", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out", default="minerva.yaml", show_default=True, type=click.Path(dir_okay=False),
+              help="The config file to write; gap_queries.yaml is written beside it.")
+@click.option("--url-base", "url_bases", multiple=True, metavar="[NAME=]URL",
+              help="Link prefix of a folder's pages (citations link to URL + the page's path); once per folder, "
+                   "in order, or NAME=URL. A {version} placeholder takes the version folder.")
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: bool) -> None:
+    """Write a starter config for your own FOLDERS of pages (one source each) and print the next commands.
+
+    Guesses `versions: folders` when a folder's subfolders all look like versions or dates (v1/, 2025-02/)
+    and says so. Also writes an empty gap-query file with commented examples; Slack settings are in the
+    config as comments.
+    """
+    from config.starter import render_config, render_gap_queries, starter_sources
+
+    config = Path(out)
+    gap_file = config.with_name("gap_queries.yaml")
+    existing = [str(p) for p in (config, gap_file) if p.exists()]
+    if existing and not force:
+        raise click.ClickException(f"{', '.join(existing)} already exist(s); use --force to overwrite, or --out")
+    named = dict(u.split("=", 1) for u in url_bases if "=" in u.split("://", 1)[0])
+    ordered = [u for u in url_bases if "=" not in u.split("://", 1)[0]]
+    unknown = sorted(set(named) - {Path(f).resolve().name for f in folders})
+    if unknown:
+        raise click.UsageError(f"--url-base {unknown[0]}=...: no folder named {unknown[0]!r} among {list(folders)}")
+    try:
+        found = starter_sources([Path(f) for f in folders], config.parent.resolve(), named or ordered)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(render_config(found), encoding="utf-8")
+    gap_file.write_text(render_gap_queries([s.name for s in found]), encoding="utf-8")
+    click.echo(f"wrote {config} ({len(found)} source(s)) and {gap_file} (no gap queries yet)")
+    for src in found:
+        link = f"links {src.url_base}..." if src.url_base else "no url_base: citations show the relative path"
+        click.echo(f"  source {src.name!r}: {src.path} ({src.files} files; {link})")
+        if src.version_folders:
+            click.echo(f"    versions: folders guessed: subfolders {', '.join(src.version_folders[:4])} look like "
+                       "versions or dates; only the newest is searched (delete the line in the config if wrong)")
+    if not found:
+        click.echo("  no folders given: add your sources to the config (an example is in it)")
+    where = f"--config {config}"
+    click.echo("next:")
+    click.echo(f"  minerva {where} ingest                      # index the pages (re-run after changes)")
+    click.echo(f"  minerva {where} ask \"your question\"        # answers with citations")
+    click.echo(f"  minerva {where} serve                       # the Slack bot (set SLACK_BOT_TOKEN first, "
+               "README \"Connect to Slack\")")
+    click.echo(f"  (or export MINERVA_CONFIG={config.resolve()} and drop --config)")
 
 
 @click.group()

@@ -1,0 +1,104 @@
+"""`minerva init`: a starter config for the user's own folders that `minerva ingest` then uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.cli import cli
+from config import load_settings
+from config.starter import version_subfolders
+from knowledge.gaps import load_gap_queries
+from tests.bot.test_cli_ingest import PAGES, write_pages
+
+
+EXPENSES = ("# Expenses\n\nTravel expenses are claimed in the finance tool within thirty days of the trip, with the "
+            "receipts attached as photos. Meals abroad are paid per diem, not by receipt.\n")
+
+
+def init(*args: str):
+    return CliRunner().invoke(cli, ["init", *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def folders(tmp_path) -> tuple[Path, Path]:
+    """``handbook/`` with version-like subfolders and a flat ``it/``."""
+    handbook = tmp_path / "pages" / "handbook"
+    write_pages(handbook / "2024-06", {"tools/expenses.md": EXPENSES})
+    write_pages(handbook / "2025-02", {"tools/expenses.md": EXPENSES.replace("thirty", "fourteen")})
+    return handbook, write_pages(tmp_path / "pages" / "it")
+
+
+def test_init_writes_one_source_per_folder_and_guesses_version_folders(tmp_path, folders):
+    handbook, it = folders
+    out = tmp_path / "minerva.yaml"
+
+    result = init(str(handbook), str(it), "--out", str(out), "--url-base", "handbook=https://git.example/hb/blob/main")
+
+    assert result.exit_code == 0, result.output
+    assert "versions: folders guessed: subfolders 2024-06, 2025-02" in result.stdout
+    assert f"minerva --config {out} ingest" in result.stdout and "serve" in result.stdout
+    raw = yaml.safe_load(out.read_text())
+    assert raw["sources"] == [
+        {"name": "handbook", "path": "pages/handbook", "url_base": "https://git.example/hb/blob/main/",
+         "versions": "folders"},
+        {"name": "it", "path": "pages/it"},
+    ]
+    assert "# slack:" in out.read_text() and "SLACK_BOT_TOKEN" in out.read_text()
+    settings = load_settings(out)
+    assert [s.path for s in settings.sources] == [str(handbook), str(it)]
+    gaps = load_gap_queries(tmp_path / "gap_queries.yaml")
+    assert gaps.queries == () and "#   - How do I" in (tmp_path / "gap_queries.yaml").read_text()
+
+
+def test_url_bases_without_names_go_to_the_folders_in_order(tmp_path, folders):
+    out = tmp_path / "minerva.yaml"
+    assert init(*map(str, folders), "--out", str(out), "--url-base", "https://a.example/x",
+                "--url-base", "https://b.example/y/").exit_code == 0
+    assert [s["url_base"] for s in yaml.safe_load(out.read_text())["sources"]] == ["https://a.example/x/",
+                                                                                   "https://b.example/y/"]
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path, folders):
+    out = tmp_path / "minerva.yaml"
+    out.write_text("sources: []\n")
+
+    refused = init(str(folders[1]), "--out", str(out))
+    assert refused.exit_code == 1 and "already exist" in refused.output and out.read_text() == "sources: []\n"
+
+    forced = init(str(folders[1]), "--out", str(out), "--force")
+    assert forced.exit_code == 0 and "name: it" in out.read_text()
+
+
+def test_bad_url_base_is_a_usage_error(tmp_path, folders):
+    result = init(str(folders[1]), "--out", str(tmp_path / "m.yaml"), "--url-base", "wiki/it")
+    assert result.exit_code == 2 and "http(s)://" in result.output
+
+
+def test_version_guess_needs_every_subfolder_to_look_like_a_version(tmp_path):
+    for name in ("v1", "v2.13.4", "tools"):
+        (tmp_path / "mixed" / name).mkdir(parents=True)
+    for name in ("v1", "v2.13.4", ".git"):
+        (tmp_path / "versions" / name).mkdir(parents=True)
+    assert version_subfolders(tmp_path / "mixed") == []
+    assert version_subfolders(tmp_path / "versions") == ["v1", "v2.13.4"]
+
+
+def test_init_then_ingest_then_ask(tmp_path, folders, embedder, monkeypatch):
+    monkeypatch.setattr("knowledge.service.load_embedder", lambda cfg: embedder)
+    out = tmp_path / "minerva.yaml"
+    init(*map(str, folders), "--out", str(out))
+    home = ["--config", str(out), "--home", str(tmp_path / "home")]
+
+    ingested = CliRunner().invoke(cli, [*home, "ingest", "--json"], catch_exceptions=False)
+    asked = CliRunner().invoke(cli, [*home, "ask", "--json", "How long do I have to claim travel expenses?"])
+
+    assert ingested.exit_code == 0, ingested.output
+    report = json.loads(ingested.stdout)
+    assert report["gaps"] is None and report["archived"] == ["handbook:2024-06/tools/expenses.md"]
+    answer = json.loads(asked.stdout)
+    assert not answer["refused"] and answer["citations"][0]["doc_id"] == "handbook:2025-02/tools/expenses.md"
