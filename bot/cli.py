@@ -175,6 +175,9 @@ def _print_sync_report(report) -> None:
                    f"{len(report.partials)} partial duplicates or updates queued for review")
     if report.archived:
         click.echo(f"  versions: {len(report.archived)} older versions archived (minerva docs --archived)")
+    if report.dates:  # where last_modified ("updated N days ago") came from, for the pages (re)built now
+        names = {"front matter": "front matter", "git": "git history", "mtime": "file mtime"}
+        click.echo("  dates: " + ", ".join(f"{n} from {names.get(k, k)}" for k, n in sorted(report.dates.items())))
     for warning in report.warnings:
         click.echo(f"  warning: {warning}", err=True)
     for path, reason in report.skipped:

@@ -8,11 +8,16 @@ tracked are pruned like deleted files. Uncommitted edits are not synced until th
 from __future__ import annotations
 
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
+
+import structlog
 
 from config import SourceConfig
 from knowledge.errors import SourceMissing
 from knowledge.sources import SourceFile, list_folder
+
+log = structlog.get_logger(__name__)
 
 
 def _git(folder: Path, *args: str) -> str:
@@ -51,3 +56,54 @@ def list_git(source: SourceConfig, since: str | None) -> tuple[list[SourceFile],
         except SourceMissing:
             changed = None  # the old commit is gone (rebased history): fall back to checking every file
     return files, ignored, changed, head
+
+
+def git_work_tree(folder: Path) -> bool:
+    """True when ``folder`` is inside a Git work tree (a ``.git`` folder or file in it or an ancestor)."""
+    folder = Path(folder).resolve()
+    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
+
+
+class FileDates:
+    """A page's ``last_modified`` when its front matter has none: its last commit in a Git source, else mtime.
+
+    A source is a Git source when it sets ``git: true`` or its folder is inside a Git work tree (a cloned
+    folder's mtimes are the clone's time; its history knows the real dates). The history is read once, on
+    the first lookup, with ONE ``git log --name-only`` over the folder (and one ``git diff`` for files with
+    uncommitted edits, which keep their mtime, as do untracked files). If git fails, every file uses mtime
+    (logged once).
+    """
+
+    def __init__(self, source: SourceConfig):
+        self.folder = Path(source.path)
+        self.use_git = source.git or git_work_tree(self.folder)
+        self._commits: dict[str, datetime] | None = None
+
+    def last_modified(self, file: SourceFile) -> tuple[datetime, str]:
+        """``(date, where from)``: ``(last commit's committer date, "git")`` or ``(file.mtime, "mtime")``."""
+        if self.use_git:
+            if self._commits is None:
+                self._commits = self._read_history()
+            when = self._commits.get(file.rel_path)
+            if when is not None:
+                return when, "git"
+        return file.mtime, "mtime"
+
+    def _read_history(self) -> dict[str, datetime]:
+        try:
+            log_text = _git(self.folder, "-c", "core.quotepath=off", "log", "--format=%x01%cI", "--name-only",
+                            "--no-renames", "--relative", "--", ".")
+            dirty = set(_git(self.folder, "-c", "core.quotepath=off", "diff", "--name-only", "--relative",
+                             "HEAD", "--", ".").splitlines())
+        except SourceMissing as exc:
+            log.warning("git_dates.unavailable", folder=str(self.folder), reason=str(exc))
+            return {}
+        commits: dict[str, datetime] = {}
+        when = None
+        for line in log_text.splitlines():
+            if line.startswith("\x01"):
+                when = datetime.fromisoformat(line[1:].strip()).astimezone(timezone.utc)
+            elif line and when is not None and line not in commits and line not in dirty:
+                commits[line] = when  # newest first: the first commit naming a path is its last change
+        log.info("git_dates.read", folder=str(self.folder), files=len(commits), uncommitted=len(dirty))
+        return commits

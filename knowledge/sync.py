@@ -25,7 +25,7 @@ from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
 from knowledge.gate import DuplicateGate, gate_thresholds
-from knowledge.git_source import list_git
+from knowledge.git_source import FileDates, list_git
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
@@ -78,6 +78,7 @@ def sync(
         documents, new_chunks, removed = {}, {}, set()
         prev_docs = previous.documents if previous else {}
         commits = dict(previous.manifest.get("commits", {})) if previous else {}
+        _FILE_DATES.clear()  # Git history is read at most once per source per sync, on first need
         for source in sources:
             changed_paths = None
             try:
@@ -185,6 +186,7 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
             documents[file.doc_id] = old
         return
     doc = _document_record(file, source, parsed, file_hash, chunker)
+    report.dates[doc["date_source"]] = report.dates.get(doc["date_source"], 0) + 1
     chunks = chunk_document(parsed.title, parsed.body, settings.chunking)
     documents[file.doc_id] = doc
     new_chunks[file.doc_id] = [
@@ -206,7 +208,10 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
 def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: str, chunker: str) -> dict:
     """The document record stored in a generation (documents.json); see DESIGN.md "Documents and chunks"."""
     now = datetime.now(timezone.utc)
-    last_modified = parsed.updated or file.mtime
+    if parsed.updated is not None:  # front matter last_modified / updated / date
+        last_modified, date_source = parsed.updated, "front matter"
+    else:  # last commit in a Git source, else mtime
+        last_modified, date_source = _file_dates(source).last_modified(file)
     expires_at = parsed.expires_at
     if expires_at is None and source.ttl_days is not None:
         expires_at = last_modified + timedelta(days=source.ttl_days)
@@ -221,6 +226,7 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "url": document_url(source, file.rel_path),
         "owner": str(meta.get("owner") or ""),
         "last_modified": last_modified.isoformat(),
+        "date_source": date_source,
         "indexed_at": now.isoformat(),
         "expires_at": expires_at.isoformat() if expires_at else None,
         "visibility": source.visibility,
@@ -238,10 +244,31 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
     }
 
 
+#: source path → its FileDates during one sync (cleared when a sync starts).
+_FILE_DATES: dict[str, FileDates] = {}
+
+
+def _file_dates(source: SourceConfig) -> FileDates:
+    dates = _FILE_DATES.get(source.path)
+    if dates is None:
+        dates = _FILE_DATES[source.path] = FileDates(source)
+    return dates
+
+
 def document_url(source: SourceConfig, rel_path: str) -> str:
     """What a citation links to: ``url_base + rel_path``, or without ``url_base`` the path relative to the
-    source (``"tools/tock.md"``). Never the server's absolute path: citations are posted to Slack (issue 10)."""
-    return source.url_base + rel_path if source.url_base else rel_path
+    source (``"tools/tock.md"``). Never the server's absolute path: citations are posted to Slack (issue 10).
+
+    With ``versions: folders`` the version folder is a local snapshot, not part of the published page's
+    address: ``2025-02/tools/x.md`` links to ``url_base + "tools/x.md"``, or, when ``url_base`` holds a
+    ``{version}`` placeholder, to ``url_base`` with the folder in its place (``.../{version}/`` →
+    ``.../2025-02/tools/x.md``)."""
+    if not source.url_base:
+        return rel_path
+    version, _, rest = rel_path.partition("/")
+    if source.versions == "folders" and rest:
+        return source.url_base.replace("{version}", version) + rest
+    return source.url_base + rel_path
 
 
 def _refresh_urls(documents: dict[str, dict], sources: list[SourceConfig]) -> bool:
