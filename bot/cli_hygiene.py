@@ -37,7 +37,7 @@ def dedup(obj, self_dedup: bool, threshold: float | None, as_json: bool) -> None
 
     New chunks are checked at ingest by the near-duplicate gate; `--self` audits what is in the index.
     """
-    from knowledge.dedup import find_self_duplicates, self_duplicate_threshold
+    from knowledge.dedup import find_self_duplicates, gate_pairs, self_duplicate_threshold
 
     if not self_dedup:
         raise click.UsageError("only `minerva dedup --self` exists: new chunks are checked during `minerva ingest`")
@@ -46,13 +46,16 @@ def dedup(obj, self_dedup: bool, threshold: float | None, as_json: bool) -> None
         if threshold is None:
             threshold = self_duplicate_threshold(index.manifest["model"])
         pairs = find_self_duplicates(index, threshold)
+        seen = {(p.chunk_a, p.chunk_b) for p in pairs}
+        pairs += [p for p in gate_pairs(index) if (p.chunk_a, p.chunk_b) not in seen]  # one side never indexed
     if as_json:
         for pair in pairs:
             click.echo(json.dumps(pair.to_json(), ensure_ascii=False))
         return
     for pair in pairs:
-        click.echo(f"{pair.cosine:.3f}  {pair.chunk_a}  ≈  {pair.chunk_b}")
-    click.echo(f"{len(pairs)} pair(s) at or above {threshold}", err=True)
+        note = f"  (stopped at ingest: {pair.stopped})" if pair.stopped else ""
+        click.echo(f"{pair.cosine:.3f}  {pair.chunk_a}  ≈  {pair.chunk_b}{note}")
+    click.echo(f"{len(pairs)} pair(s) at or above {threshold} or seen by the ingest gate", err=True)
 
 
 @click.command()

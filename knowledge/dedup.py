@@ -35,6 +35,7 @@ class DuplicatePair:
         chunk_a, chunk_b: chunk ids, ``chunk_a`` < ``chunk_b``.
         doc_a, doc_b: their documents.
         cosine: cosine similarity of the two chunk vectors, in [threshold, 1].
+        stopped: the chunk of the two that the ingest gate kept out of the index ("" for two indexed chunks).
     """
 
     chunk_a: str
@@ -42,11 +43,15 @@ class DuplicatePair:
     doc_a: str
     doc_b: str
     cosine: float
+    stopped: str = ""
 
     def to_json(self) -> dict:
-        """A JSON-ready dict; cosine rounded to 4 decimals."""
-        return {"chunk_a": self.chunk_a, "chunk_b": self.chunk_b, "doc_a": self.doc_a, "doc_b": self.doc_b,
+        """A JSON-ready dict; cosine rounded to 4 decimals; ``stopped_at_ingest`` names a chunk the gate stopped."""
+        data = {"chunk_a": self.chunk_a, "chunk_b": self.chunk_b, "doc_a": self.doc_a, "doc_b": self.doc_b,
                 "cosine": round(self.cosine, 4)}
+        if self.stopped:
+            data["stopped_at_ingest"] = self.stopped
+        return data
 
 
 def self_duplicate_threshold(model: str) -> float:
@@ -104,3 +109,29 @@ def find_self_duplicates(
         for (i, j), cosine in pairs.items()
     ]
     return sorted(found, key=lambda p: (-p.cosine, p.chunk_a, p.chunk_b))
+
+
+def gate_pairs(index: LoadedIndex) -> list[DuplicatePair]:
+    """The pairs the near-duplicate gate saw at ingest, between documents that are both still active.
+
+    The gate keeps one side of a pair out of the index, so `find_self_duplicates` cannot see it; the sync
+    records them on the document (``gate_pairs``: ``chunk_id``, ``of``, ``similarity``, and ``kept`` for a first
+    chunk kept anyway). Returns pairs with ``chunk_a`` < ``chunk_b``, ``stopped`` naming the chunk not indexed
+    ("" when it was kept), sorted by cosine descending, then chunk ids.
+    """
+    def active(doc_id: str) -> bool:
+        return index.documents.get(doc_id, {}).get("stage", "active") == "active"
+
+    found = {}
+    for doc_id, doc in index.documents.items():
+        if not active(doc_id):
+            continue
+        for entry in doc.get("gate_pairs") or []:
+            other = entry["of"].rsplit("#", 1)[0]
+            if not entry["of"] or not active(other):
+                continue
+            a, b = sorted((entry["chunk_id"], entry["of"]))
+            doc_a, doc_b = (doc_id, other) if a == entry["chunk_id"] else (other, doc_id)
+            stopped = "" if entry.get("kept") else entry["chunk_id"]
+            found[(a, b)] = DuplicatePair(a, b, doc_a, doc_b, float(entry["similarity"]), stopped)
+    return sorted(found.values(), key=lambda p: (-p.cosine, p.chunk_a, p.chunk_b))

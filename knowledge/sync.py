@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -76,6 +77,7 @@ def sync(
         sources = settings.sources if sources is None else sources
         chunker = chunker_signature(settings.chunking)
         documents, new_chunks, removed = {}, {}, set()
+        listed = {}  # doc_id → (SourceFile, SourceConfig), for re-gating a kept document
         prev_docs = previous.documents if previous else {}
         commits = dict(previous.manifest.get("commits", {})) if previous else {}
         _FILE_DATES.clear()  # Git history is read at most once per source per sync, on first need
@@ -97,6 +99,7 @@ def sync(
             seen = set()
             for file in files:
                 seen.add(file.doc_id)
+                listed[file.doc_id] = (file, source)
                 old = prev_docs.get(file.doc_id)
                 if changed_paths is not None and old and file.rel_path not in changed_paths and old["chunker"] == chunker:
                     documents[file.doc_id] = old  # unchanged since the last synced commit: not even read
@@ -111,9 +114,12 @@ def sync(
                 removed.add(doc_id)
         report.deleted = sorted(removed)
         urls_changed = _refresh_urls(documents, settings.sources)
-        report.unchanged = sum(1 for d in documents if d not in new_chunks)
         before = {d: doc.get("stage") for d, doc in documents.items()}
         report.warnings.extend(assign_stages(documents))
+        if _regate(documents, new_chunks, listed, settings, chunker, report):
+            assign_stages(documents)
+        _stamp_first_indexed(documents, prev_docs, datetime.now(timezone.utc).isoformat())
+        report.unchanged = sum(1 for d in documents if d not in new_chunks)
         report.archived = sorted(d for d, doc in documents.items() if doc["stage"] == "archived")
         stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
         # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
@@ -122,6 +128,7 @@ def sync(
                                          or tokenizer_changed or urls_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
+            report.problems = zero_chunk_problems(previous.documents, previous.chunks)
             report.seconds = time.perf_counter() - started
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
             return _saved(home, report)
@@ -138,6 +145,9 @@ def sync(
             before_switch=before_switch,
         )
         report.chunks_total = len(chunks)
+        report.problems = zero_chunk_problems(documents, chunks)
+        for problem in report.problems:
+            log.warning("sync.zero_chunks", doc_id=problem["doc_id"], reason=problem["reason"])
         report.seconds = time.perf_counter() - started
         log.info(
             "sync.done",
@@ -320,17 +330,34 @@ def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> n
 
 def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[int], settings, report, *,
           model: str) -> list[int]:
-    """Indexes into ``fresh`` of the chunks to add. Earlier documents (by last_modified) are admitted first,
-    so of an original and its later copy, the copy is the duplicate. ``model`` sets the cosine scale."""
+    """Indexes into ``fresh`` of the chunks to add (issue 11 item 5: ingest never loses current content).
+
+    - Only **active** documents are gated, and only against chunks of other active documents outside their
+      version family: an archived version (e.g. the old snapshot of a renamed page) never costs a current page
+      its text. Archived and deprecated documents keep all their chunks (they are not searched anyway).
+    - Documents are decided in indexing order (`_rank`: first sync that indexed them, then ``last_modified``,
+      then id) and compared only with documents ranked before them, so of an original and a later copy the
+      one indexed first keeps its chunks, even when it is edited after the copy appeared.
+    - The first chunk of a document (title and opening) is always kept, so no document ends with zero chunks
+      because of the gate; a document that lost chunks is listed in ``report.near_duplicates`` for review,
+      and its stopped pairs are recorded on the document (``gate_pairs``) for `minerva dedup --self`.
+
+    ``model`` sets the cosine scale (`knowledge.gate.gate_thresholds`).
+    """
     if not settings.hygiene.gate:
         return list(range(len(fresh)))
+
     def family_key(doc_id: str) -> str:
         doc = documents[doc_id]
         return f"{doc['collection']}:{doc['version_family']}" if doc.get("version_family") else ""
 
+    def active(doc_id: str) -> bool:
+        return documents[doc_id].get("stage", "active") == "active"
+
     owners = []
     if previous is not None:
-        owners = [(c["chunk_id"], c["doc_id"], family_key(c["doc_id"])) if row in kept_rows else None
+        owners = [(c["chunk_id"], c["doc_id"], family_key(c["doc_id"]), _rank(documents[c["doc_id"]]))
+                  if row in kept_rows and active(c["doc_id"]) else None
                   for row, c in enumerate(previous.chunks)]
     duplicate, partial = gate_thresholds(settings.hygiene, model)
     gate = DuplicateGate(previous.dense if previous is not None else None, owners, fresh_vectors.shape[1],
@@ -342,15 +369,29 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
     text_of = {c["chunk_id"]: c["text"] for c in (previous.chunks if previous is not None else [])}
     text_of.update((c["chunk_id"], c["text"]) for c in fresh)
     admitted = []
-    for doc_id in sorted(new_chunks, key=lambda d: (documents[d]["last_modified"], d)):
+    for doc_id in sorted(new_chunks, key=lambda d: _rank(documents[d])):
         rows = list(range(start_of[doc_id], start_of[doc_id] + len(new_chunks[doc_id])))
-        decisions = gate.check(fresh_vectors[rows], doc_id, family_key(doc_id))
-        keep = []
+        doc = documents[doc_id]
+        doc["duplicate_chunks"] = 0
+        doc.pop("near_duplicate_of", None)
+        doc.pop("gate_pairs", None)
+        if not active(doc_id):
+            admitted.extend(rows)
+            continue
+        rank = _rank(doc)
+        decisions = gate.check(fresh_vectors[rows], doc_id, family_key(doc_id), rank)
+        keep, pairs = [], []
         for row, decision in zip(rows, decisions):
             entry = {"chunk_id": fresh[row]["chunk_id"], "of": decision.of, "similarity": round(decision.similarity, 4)}
             changed = changed_values(text_of.get(decision.of, ""), fresh[row]["text"]) if decision.kind != "new" else []
             if decision.kind == "duplicate" and not changed:
-                report.duplicates.append(entry)
+                pairs.append(entry)
+                if row == rows[0]:  # title and opening: always kept, so the page can still be found by name
+                    entry["kept"] = "first chunk"
+                    report.partials.append(entry)
+                    keep.append(row)
+                else:
+                    report.duplicates.append(entry)
                 continue
             if changed:  # near-identical but states other values ("36 hours" → "32 hours"): an update, keep it
                 entry["changed_values"] = [f"{a.text} → {b.text}" for a, b in changed[:5]]
@@ -358,12 +399,95 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
             if decision.kind == "partial":
                 report.partials.append(entry)
             keep.append(row)
-        documents[doc_id]["duplicate_chunks"] = len(rows) - len(keep)
-        gate.admit(fresh_vectors[keep], [(fresh[r]["chunk_id"], doc_id, family_key(doc_id)) for r in keep])
+        if pairs:
+            of_docs = Counter(e["of"].rsplit("#", 1)[0] for e in pairs)
+            doc["near_duplicate_of"] = sorted(of_docs)
+            doc["gate_pairs"] = pairs
+            report.near_duplicates.append({
+                "doc_id": doc_id, "of": of_docs.most_common(1)[0][0], "of_documents": sorted(of_docs),
+                "chunks_stopped": len(rows) - len(keep), "chunks_total": len(rows),
+                "first_chunk_kept": bool(pairs and pairs[0].get("kept")),
+            })
+            log.info("sync.near_duplicate", doc_id=doc_id, of=of_docs.most_common(1)[0][0],
+                     stopped=len(rows) - len(keep), chunks=len(rows))
+        doc["duplicate_chunks"] = len(rows) - len(keep)
+        gate.admit(fresh_vectors[keep], [(fresh[r]["chunk_id"], doc_id, family_key(doc_id), rank) for r in keep])
         admitted.extend(keep)
     if report.duplicates:
         log.info("sync.duplicates", count=len(report.duplicates), first=report.duplicates[0])
     return sorted(admitted)
+
+
+def _regate(documents, new_chunks, listed, settings, chunker, report) -> list[str]:
+    """Re-chunk the `_regate_candidates` that are still listed; returns their ids (reported as changed)."""
+    done = []
+    for doc_id in _regate_candidates(documents, new_chunks):
+        if doc_id not in listed:
+            continue
+        old = documents[doc_id]
+        file, source = listed[doc_id]
+        _sync_file(file, source, settings, chunker, None, documents, new_chunks, report)
+        if doc_id not in new_chunks:  # unreadable now: keep serving what was indexed
+            documents[doc_id] = old
+            continue
+        documents[doc_id]["first_indexed_at"] = old.get("first_indexed_at") or old.get("indexed_at")
+        if doc_id in report.added:
+            report.added.remove(doc_id)
+        report.changed.append(doc_id)
+        done.append(doc_id)
+        log.info("sync.regate", doc_id=doc_id, because=old.get("near_duplicate_of"))
+    return done
+
+
+def _rank(doc: dict) -> tuple[str, str, str]:
+    """Indexing order of a document: ``(first_indexed_at, last_modified, doc_id)`` (ISO strings compare in time
+    order). Documents of one sync share ``first_indexed_at``, so among them the earlier-modified one is first."""
+    return (doc.get("first_indexed_at") or doc.get("indexed_at") or "", doc.get("last_modified") or "",
+            doc["doc_id"])
+
+
+def _stamp_first_indexed(documents: dict[str, dict], prev_docs: dict[str, dict], stamp: str) -> None:
+    """Set ``first_indexed_at`` on every record: kept from the previous record (its ``indexed_at`` for indexes
+    built before the field existed), else ``stamp`` (this sync's start, UTC ISO)."""
+    for doc_id, doc in documents.items():
+        if doc.get("first_indexed_at"):
+            continue
+        old = prev_docs.get(doc_id) or {}
+        doc["first_indexed_at"] = old.get("first_indexed_at") or old.get("indexed_at") or stamp
+
+
+def _regate_candidates(documents: dict[str, dict], new_chunks: dict) -> list[str]:
+    """Kept documents whose chunks the gate stopped as copies of a document that is no longer active (deleted,
+    archived, deprecated): they are re-chunked so their text comes back."""
+    out = []
+    for doc_id, doc in documents.items():
+        if doc_id in new_chunks or not doc.get("near_duplicate_of") or doc.get("stage", "active") != "active":
+            continue
+        if any(documents.get(o, {}).get("stage") != "active" for o in doc["near_duplicate_of"]):
+            out.append(doc_id)
+    return sorted(out)
+
+
+def zero_chunk_problems(documents: dict[str, dict], chunks: list[dict]) -> list[dict]:
+    """Active documents with no searchable chunk, as sync-report problems.
+
+    Returns:
+        ``[{"doc_id", "problem": "no searchable chunks", "reason"}]`` sorted by doc_id; ``reason`` is "no text
+        to index" when chunking produced nothing, else how many chunks the near-duplicate gate stopped.
+    """
+    with_chunks = {c["doc_id"] for c in chunks}
+    problems = []
+    for doc_id in sorted(documents):
+        doc = documents[doc_id]
+        if doc.get("stage", "active") != "active" or doc_id in with_chunks:
+            continue
+        if not doc.get("n_chunks"):
+            reason = "no text to index"
+        else:
+            reason = (f"{doc.get('duplicate_chunks', 0)} of {doc['n_chunks']} chunks stopped by the near-duplicate "
+                      f"gate ({', '.join(doc.get('near_duplicate_of') or []) or 'unknown'})")
+        problems.append({"doc_id": doc_id, "problem": "no searchable chunks", "reason": reason})
+    return problems
 
 
 def _load_previous(home: Path, model: str) -> LoadedIndex | None:

@@ -153,6 +153,9 @@ class SyncReport:
     is lost when a file is skipped. ``duplicates`` and ``partials`` list chunks stopped or queued by the
     near-duplicate gate (``chunk_id``, ``of``, ``similarity``); ``archived`` the documents superseded by a
     newer version; ``warnings`` decisions worth a look (e.g. two documents claiming the same version).
+    ``near_duplicates`` lists, for review, each document the gate stopped chunks of: ``doc_id``, ``of`` (the
+    document it mostly copies), ``of_documents``, ``chunks_stopped``, ``chunks_total``, ``first_chunk_kept``.
+    ``problems`` lists every active document with zero searchable chunks: ``doc_id``, ``problem``, ``reason``.
     ``missing`` holds ``(source name, reason)`` for configured sources whose folder is gone: their
     documents are kept, the other sources are synced, and the CLI exits non-zero so cron notices.
     ``dates`` counts where the documents (re)built in this sync took ``last_modified`` from:
@@ -168,6 +171,8 @@ class SyncReport:
     partials: list[dict] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    near_duplicates: list[dict] = field(default_factory=list)
+    problems: list[dict] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)
     dates: dict[str, int] = field(default_factory=dict)
     chunks_total: int = 0

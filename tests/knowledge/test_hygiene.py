@@ -12,10 +12,11 @@ import pytest
 from config import HygieneConfig, Settings, SourceConfig
 from knowledge import KnowledgeBase
 from knowledge.catalog import list_documents
+from knowledge.dedup import find_self_duplicates, gate_pairs
 from knowledge.embedding_profiles import model_cosine
 from knowledge.gate import gate_thresholds
 from knowledge.versions import family_of, version_key
-from tests.conftest import CORPUS, SAMPLE_KB, needs_shared
+from tests.conftest import CORPUS, SAMPLE_KB, copy_pages, needs_shared
 
 
 def _kb(tmp_path: Path, embedder, sources: list[SourceConfig], **hygiene) -> KnowledgeBase:
@@ -120,10 +121,13 @@ def test_versioned_snapshots_answer_only_from_the_current_version(tmp_path, embe
 
 def test_a_copied_page_is_stopped_as_duplicate_of_the_original(sample_home, sample_kb):
     documents = sample_kb.index().documents
-    assert documents["runbooks:disk-full-copy.md"]["duplicate_chunks"] > 0
-    copy_chunks = [c for c in sample_kb.index().chunks if c["doc_id"] == "runbooks:disk-full-copy.md"]
+    copy = documents["runbooks:disk-full-copy.md"]
+    assert copy["duplicate_chunks"] == copy["n_chunks"] - 1 > 0
+    assert copy["near_duplicate_of"] == ["runbooks:disk-full.md"]
+    copy_chunks = [c["index"] for c in sample_kb.index().chunks if c["doc_id"] == "runbooks:disk-full-copy.md"]
     original_chunks = [c for c in sample_kb.index().chunks if c["doc_id"] == "runbooks:disk-full.md"]
-    assert copy_chunks == [] and original_chunks, "the earlier original keeps its text, the later copy is dropped"
+    assert len(original_chunks) == documents["runbooks:disk-full.md"]["n_chunks"], "the earlier original keeps its text"
+    assert copy_chunks == [0], "the later copy keeps only its title and opening"
 
 
 def test_partial_overlap_is_admitted_and_queued(tmp_path, embedder):
@@ -200,6 +204,94 @@ def test_a_changed_document_is_not_a_duplicate_of_its_own_old_chunks(tmp_path, e
     assert report.changed == ["runbooks:tls-certificate-expiry.md"]
     assert report.duplicates == []
     assert any(c["doc_id"] == "runbooks:tls-certificate-expiry.md" for c in kb.index().chunks)
+
+
+# --- the gate never loses current content (issue 11 item 5) -------------------------------------------
+
+RUNBOOKS = CORPUS / "prometheus-runbooks" / "runbooks"
+#: Two sibling runbooks built from one template: they differ in the alert name, "X times" / "over 4 times"
+#: and "api" / "API" (difflib ratio 0.98, the closest pair of the 120 runbooks).
+SIBLINGS = ("kubernetes/KubeAggregatedAPIDown.md", "kubernetes/KubeAggregatedAPIErrors.md")
+
+
+def _chunks_of(kb) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for c in kb.index().chunks:
+        out.setdefault(c["doc_id"], []).append(c["index"])
+    return out
+
+
+@needs_shared
+def test_two_sibling_runbooks_both_keep_chunks_and_are_found_by_alert_name(tmp_path, embedder):
+    folder = copy_pages(tmp_path / "runbooks", {name: RUNBOOKS / name for name in SIBLINGS})
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="runbooks", path=str(folder))])
+
+    report = kb.sync()
+
+    chunks = _chunks_of(kb)
+    down, errors = (f"runbooks:{name}" for name in SIBLINGS)
+    assert 0 in chunks[down] and 0 in chunks[errors], "both keep their title and opening"
+    assert report.problems == []
+    (listed,) = report.near_duplicates
+    assert listed["doc_id"] == errors and listed["of"] == down and listed["first_chunk_kept"]
+    for name, doc_id in ((n.rsplit("/", 1)[1][:-3], f"runbooks:{n}") for n in SIBLINGS):
+        assert kb.search([name], top_k=3)[0][0].doc_id == doc_id, name
+    seen = {(p.doc_a, p.doc_b) for p in gate_pairs(kb.index())}
+    assert (down, errors) in seen, "dedup --self still reports the pair the gate saw"
+
+
+@needs_shared
+def test_an_archived_version_under_another_path_never_stops_the_current_page(tmp_path, embedder):
+    page = CORPUS / "tts-handbook" / "2025-02" / "tools" / "docker-hub.md"
+    folder = copy_pages(tmp_path / "handbook", {"2021-12/tools/docker-hub.md": page,
+                                                "2025-02/tools/dockerhub-renamed.md": page})
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="handbook", path=str(folder), versions="folders")])
+
+    report = kb.sync()
+
+    assert report.archived == ["handbook:2021-12/tools/docker-hub.md"]
+    current = kb.index().documents["handbook:2025-02/tools/dockerhub-renamed.md"]
+    assert len(_chunks_of(kb)[current["doc_id"]]) == current["n_chunks"] > 0
+    assert report.duplicates == [] and report.near_duplicates == [] and report.problems == []
+
+
+@needs_shared
+def test_the_original_keeps_its_chunks_when_edited_after_a_copy_appeared(tmp_path, embedder):
+    original = RUNBOOKS / "node" / "NodeFilesystemSpaceFillingUp.md"
+    folder = copy_pages(tmp_path / "runbooks", {"original.md": original})
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="runbooks", path=str(folder))])
+    kb.sync()
+    shutil.copyfile(original, folder / "copy.md")
+    kb.sync()
+    n_chunks = kb.index().documents["runbooks:original.md"]["n_chunks"]
+    assert _chunks_of(kb)["runbooks:copy.md"] == [0] and n_chunks > 1
+    (folder / "original.md").write_text(original.read_text(encoding="utf-8") + "\nEscalate to #sre-storage.\n",
+                                        encoding="utf-8")
+
+    report = kb.sync()
+
+    assert report.changed == ["runbooks:original.md"]
+    assert len(_chunks_of(kb)["runbooks:original.md"]) == n_chunks, "the one indexed first keeps its chunks"
+    assert report.duplicates == []
+
+    (folder / "original.md").unlink()
+    report = kb.sync()
+
+    assert report.deleted == ["runbooks:original.md"] and report.changed == ["runbooks:copy.md"]
+    assert len(_chunks_of(kb)["runbooks:copy.md"]) == n_chunks, "the copy gets its text back once alone"
+
+
+def test_the_sync_report_lists_active_documents_without_searchable_chunks(sample_kb):
+    """Every active document with zero chunks is a problem; archived ones are not searched anyway."""
+    from knowledge.sync import zero_chunk_problems
+
+    index = sample_kb.index()
+    assert zero_chunk_problems(index.documents, index.chunks) == [], "the gate left every active page some text"
+    lost = "runbooks:disk-full-copy.md"
+    archived = "plans:team_plan_v1.md"
+    problems = zero_chunk_problems(index.documents, [c for c in index.chunks if c["doc_id"] not in (lost, archived)])
+    assert [p["doc_id"] for p in problems] == [lost]
+    assert problems[0]["problem"] == "no searchable chunks" and "near-duplicate gate" in problems[0]["reason"]
 
 
 # --- TTL -----------------------------------------------------------------------------------------------
