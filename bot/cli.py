@@ -401,8 +401,18 @@ def serve(obj: Context, port: int, host: str) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP with events at /slack/events.
 
     Environment: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET (HTTP mode), SLACK_APP_TOKEN, SLACK_API_URL.
+    The tokens are checked with Slack (auth.test) first: a missing, wrong-type, revoked or rejected token,
+    or HTTP mode without a signing secret, exits with code 1 and one line naming the variable to fix.
     """
     import asyncio
+
+    from bot.slack_check import SlackCredentialError, check_credentials
+
+    try:  # before the model and the index load: a wrong token fails within seconds, in one line
+        identity = check_credentials()
+    except SlackCredentialError as exc:
+        _fail(exc)
+    click.echo(f"Slack: workspace {identity.team!r} as @{identity.user} ({identity.bot_id})", err=True)
 
     import structlog
 
@@ -413,6 +423,7 @@ def serve(obj: Context, port: int, host: str) -> None:
         secrets = SlackSecrets.from_env()
     except MissingSecret as exc:
         _fail(exc)
+    os.environ.pop("SLACK_BOT_TOKEN", None)  # read once above; left set, Bolt warns that `token` is unused
     app = create_app(obj.settings, obj.home, secrets, kb=obj.kb)
     try:
         warmed = obj.kb.warm_up()  # before listening, so the first question does not wait ~13 s for the models

@@ -1,15 +1,19 @@
 """`minerva serve`: the Slack app over HTTP (Events API at /slack/events) or Socket Mode, with the scheduler.
 
 Secrets come from the environment here and nowhere else: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET,
-SLACK_APP_TOKEN (Socket Mode when set) and SLACK_API_URL (a Web API base URL other than Slack's; tests).
+SLACK_APP_TOKEN (Socket Mode when set), SLACK_API_URL (a Web API base URL other than Slack's; tests) and the
+dashboard token (the variable named by ``dashboard.token_env``).
 
-`run` also starts the monitoring jobs (`jobs.scheduler.MinervaScheduler`, one per MINERVA_HOME) and serves
-the read-only quality report at GET /dashboard (in Socket Mode too, on ``host:port``).
+`run` also starts the monitoring jobs (`jobs.scheduler.MinervaScheduler`, one per MINERVA_HOME). The
+read-only quality report at GET /dashboard carries users' question texts, so it is private (issue 10): served
+only when ``dashboard.enabled``, on a listener of its own (127.0.0.1:3001 by default, never the public events
+listener), behind a token. In Socket Mode nothing listens unless the dashboard is enabled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import os
 import time
 import weakref
@@ -24,7 +28,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import build_app, make_client
-from config import Settings
+from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
 from feedback import FeedbackStore
 from jobs.killswitch import disabled_collections
@@ -35,6 +39,8 @@ EVENTS_PATH = "/slack/events"
 DASHBOARD_PATH = "/dashboard"
 #: Seconds a rendered dashboard is reused: rendering costs about a second of CPU.
 DASHBOARD_TTL = 60.0
+#: The 401 answer of /dashboard without its token.
+UNAUTHORIZED_TEXT = "the dashboard needs its token: send 'Authorization: Bearer <token>' or add ?token=<token>"
 
 
 class MissingSecret(Exception):
@@ -102,41 +108,64 @@ def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: Knowle
     return app
 
 
-def create_web_app(app: AsyncApp, dashboard: Callable[[], Awaitable[str]] | None = None) -> web.Application:
-    """aiohttp application: POST /slack/events (signed Slack requests), GET /healthz and GET /dashboard.
+def create_web_app(app: AsyncApp) -> web.Application:
+    """aiohttp application for HTTP mode: POST /slack/events (signed Slack requests) and GET /healthz.
 
-    Args:
-        app: the Bolt app.
-        dashboard: returns the report page; None = built from the app's `ServeRuntime` when it has one,
-            else /dashboard answers 404.
+    It faces the internet, so it never serves /dashboard (see `create_dashboard_app`).
     """
     web_app = app.web_app(path=EVENTS_PATH)
-    runtime = runtime_of(app)
-    add_read_only_routes(web_app, dashboard or (dashboard_renderer(runtime) if runtime else None))
+    web_app.router.add_get("/healthz", _healthz)
     return web_app
 
 
-def add_read_only_routes(web_app: web.Application, dashboard: Callable[[], Awaitable[str]] | None) -> None:
-    """GET /healthz and GET /dashboard (the weekly quality report, rendered on request, read-only)."""
+def create_dashboard_app(dashboard: Callable[[], Awaitable[str]], token: str) -> web.Application:
+    """aiohttp application: GET /dashboard (the weekly quality report, read-only) behind ``token``, and GET /healthz.
 
-    async def healthz(_request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
+    Args:
+        dashboard: returns the report page (see `dashboard_renderer`).
+        token: the secret a request must carry, as ``Authorization: Bearer <token>`` or ``?token=<token>``;
+            any other request gets 401 and nothing is rendered.
 
-    async def show_dashboard(_request: web.Request) -> web.Response:
-        if dashboard is None:
-            return web.Response(status=404, text="dashboard not configured")
+    Raises:
+        ValueError: ``token`` is empty (an open dashboard would show every user's questions).
+    """
+    if not token:
+        raise ValueError("the dashboard needs a token")
+    expected = token.encode()
+
+    async def show_dashboard(request: web.Request) -> web.Response:
+        if not hmac.compare_digest(_given_token(request).encode(), expected):
+            return web.Response(status=401, text=UNAUTHORIZED_TEXT,
+                                headers={"WWW-Authenticate": 'Bearer realm="minerva"', "Cache-Control": "no-store"})
         try:
             page = await dashboard()
         except Exception:
             log.exception("dashboard.failed")
             return web.Response(status=500, text="the dashboard could not be rendered; see the server log")
-        # Self-contained page: no scripts, images inlined as data: URIs.
-        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+        # Self-contained page: no scripts, images inlined as data: URIs; no Referer (the URL may hold the token).
+        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
                    "Content-Security-Policy": "default-src 'none'; img-src data:; style-src 'unsafe-inline'"}
         return web.Response(text=page, content_type="text/html", charset="utf-8", headers=headers)
 
-    web_app.router.add_get("/healthz", healthz)
+    web_app = web.Application()
+    web_app.router.add_get("/healthz", _healthz)
     web_app.router.add_get(DASHBOARD_PATH, show_dashboard)
+    return web_app
+
+
+def _given_token(request: web.Request) -> str:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else request.query.get("token", "")
+
+
+async def _healthz(_request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+def dashboard_token(cfg: DashboardConfig, env: dict | None = None) -> str:
+    """The dashboard token: the value of the environment variable ``cfg.token_env``, "" when unset."""
+    env = os.environ if env is None else env
+    return env.get(cfg.token_env, "").strip()
 
 
 def dashboard_renderer(runtime: ServeRuntime, ttl: float = DASHBOARD_TTL) -> Callable[[], Awaitable[str]]:
@@ -183,37 +212,73 @@ async def run(app: AsyncApp, secrets: SlackSecrets, *, host: str = "0.0.0.0", po
     """Run until cancelled: Socket Mode when an app token is set, else HTTP on ``host:port``.
 
     The monitoring scheduler starts here, on the running loop, when ``runtime`` (default: the one
-    `create_app` registered) is known; /dashboard and /healthz are served on ``host:port`` in both modes.
+    `create_app` registered) is known. /dashboard is served only as `start_dashboard` decides; in Socket
+    Mode with the dashboard off, no port is opened at all.
+
+    Raises:
+        OSError: HTTP mode cannot listen on ``host:port``.
     """
     runtime = runtime or runtime_of(app)
     scheduler = start_scheduler(runtime) if runtime else None
     if runtime is None:
         log.info("serve.no_scheduler", reason="app not made by create_app: no monitoring jobs, no dashboard")
-    if secrets.app_token:
-        web_app = web.Application()
-        add_read_only_routes(web_app, dashboard_renderer(runtime) if runtime else None)
-    else:
-        web_app = create_web_app(app)
-    runner = web.AppRunner(web_app)
+    runners = []
     try:
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, host, port).start()
-        except OSError as exc:
-            if not secrets.app_token:
-                raise  # HTTP mode cannot work without its port
-            log.warning("serve.dashboard_unavailable", port=port, error=str(exc),
-                        fix="pass another --port to serve /dashboard next to Socket Mode")
+        if not secrets.app_token:
+            runners.append(await _listen(create_web_app(app), host, port))  # HTTP mode cannot work without it
+            log.info("serve.http", url=f"http://{host}:{port}{EVENTS_PATH}")
+        dashboard = await start_dashboard(runtime) if runtime else None
+        runners += [dashboard] if dashboard else []
         if secrets.app_token:
             from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
             handler = AsyncSocketModeHandler(app, secrets.app_token)
-            log.info("serve.socket_mode", dashboard=f"http://{host}:{port}{DASHBOARD_PATH}")
+            log.info("serve.socket_mode")
             await handler.start_async()
             return
-        log.info("serve.http", url=f"http://{host}:{port}{EVENTS_PATH}", dashboard=f"http://{host}:{port}{DASHBOARD_PATH}")
         await asyncio.Event().wait()
     finally:
         if scheduler is not None:
             scheduler.shutdown()
+        for runner in runners:
+            await runner.cleanup()
+
+
+async def start_dashboard(runtime: ServeRuntime, env: dict | None = None) -> web.AppRunner | None:
+    """Serve /dashboard on ``dashboard.host:port`` when the config enables it and its token is set.
+
+    Returns:
+        The running listener (call ``cleanup()`` to stop it), or None when the dashboard is off, has no
+        token (logged at error level, with the fix) or its port is taken (logged as a warning).
+    """
+    cfg = runtime.settings.dashboard
+    if not cfg.enabled:
+        log.info("serve.dashboard_off", fix="set dashboard.enabled: true and a token to serve /dashboard")
+        return None
+    token = dashboard_token(cfg, env)
+    if not token:
+        log.error("serve.dashboard_no_token", env=cfg.token_env,
+                  fix=f"export {cfg.token_env}=<a long random string> (e.g. openssl rand -hex 32) and restart")
+        return None
+    try:
+        # No access log: a ?token= query string would be written to it.
+        runner = await _listen(create_dashboard_app(dashboard_renderer(runtime), token), cfg.host, cfg.port,
+                               access_log=None)
+    except OSError as exc:
+        log.warning("serve.dashboard_unavailable", host=cfg.host, port=cfg.port, error=str(exc),
+                    fix="set dashboard.port to a free port")
+        return None
+    log.info("serve.dashboard", url=f"http://{cfg.host}:{cfg.port}{DASHBOARD_PATH}")
+    return runner
+
+
+async def _listen(web_app: web.Application, host: str, port: int, **runner_options) -> web.AppRunner:
+    """Start serving ``web_app`` on ``host:port``; raises OSError (port taken, …) after cleaning up."""
+    runner = web.AppRunner(web_app, **runner_options)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError:
         await runner.cleanup()
+        raise
+    return runner

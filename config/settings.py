@@ -170,6 +170,29 @@ class SlackConfig:
 
 
 @dataclass
+class DashboardConfig:
+    """The quality report at GET /dashboard of ``minerva serve``. Off by default: its charts carry users'
+    question texts (issue 10).
+
+    ``enabled`` serves it on a listener of its own at ``host:port`` (127.0.0.1 unless told otherwise), in
+    HTTP and Socket Mode alike; the Slack events listener never serves it. Every request must carry the
+    token held in the environment variable named ``token_env`` (``Authorization: Bearer <token>`` or
+    ``?token=<token>``); while that variable is unset the dashboard is not served (logged at error level).
+    """
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 3001
+    token_env: str = "MINERVA_DASHBOARD_TOKEN"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"dashboard.port must be in 1..65535, not {self.port}")
+        if not self.token_env:
+            raise ConfigError("dashboard.token_env must name an environment variable (e.g. MINERVA_DASHBOARD_TOKEN)")
+
+
+@dataclass
 class Settings:
     """Everything `minerva` needs, loaded from one YAML file (see `load_settings`)."""
 
@@ -180,6 +203,7 @@ class Settings:
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
+    dashboard: DashboardConfig = field(default_factory=DashboardConfig)
     path: Path | None = None
 
     def source(self, name: str) -> SourceConfig:

@@ -31,7 +31,7 @@ needs_shared = pytest.mark.skipif(
 def _clean_slack_env(monkeypatch):
     """No test sees the developer's Slack secrets or config (bolt-python's remove_os_env_temporarily)."""
     for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "SLACK_API_URL", "MINERVA_CONFIG",
-                 "MINERVA_HOME"):
+                 "MINERVA_HOME", "MINERVA_DASHBOARD_TOKEN"):
         monkeypatch.delenv(name, raising=False)
 
 

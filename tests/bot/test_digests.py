@@ -1,6 +1,7 @@
 """Digests and alerts in Slack, end to end: Block Kit within limits, posting into the fake Slack (channels,
 overflow thread, 429 retry, not_in_channel, pacing, chart upload), the Ack / Silence buttons clicked through
-real signed requests on a restarted app, the weekly report (``minerva report``), /dashboard and App Home.
+real signed requests on a restarted app, the weekly report (``minerva report``) and App Home (the dashboard:
+test_dashboard.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from bot.blocks import BLOCK_LIMIT, SECTION_LIMIT
 from bot.cli import cli
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION, MESSAGE_CHAR_BUDGET, digest_messages
 from bot.digests import SlackNotifier
-from bot.server import DASHBOARD_PATH, EVENTS_PATH, SlackSecrets, create_app, create_web_app
+from bot.server import EVENTS_PATH, SlackSecrets, create_app, create_web_app
 from config.alerts import AlertsConfig, RoutingConfig, load_alerts_config
 from feedback import FeedbackStore
 from jobs import alerts
@@ -308,24 +309,6 @@ def test_report_uses_the_signal_summaries(store, config: AlertsConfig) -> None:
     assert set(made.charts) == {"coverage", "stale_trend", "bad_documents"}
     assert "1 cell(s) over a 20% refusal rate" in made.html and "<script>" not in made.html and "X &lt;b&gt;" in made.html
     assert "insufficient_data" in made.html and "gaps: 1" in made.html  # drift figures, the status table
-
-
-async def test_dashboard_serves_the_report_read_only(tmp_path: Path, sample_settings, fake_slack) -> None:
-    secrets = SlackSecrets("xoxb-test", SECRET, api_url=fake_slack.url)
-    app = create_app(sample_settings, tmp_path, secrets, kb=KnowledgeBase(sample_settings, tmp_path))
-    server = TestServer(create_web_app(app), host="127.0.0.1")
-    await server.start_server()
-    try:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(server.make_url(DASHBOARD_PATH)) as response:
-                page = await response.text()
-                assert response.status == 200 and response.content_type == "text/html"
-                assert "default-src 'none'" in response.headers["Content-Security-Policy"]
-            assert "Knowledge quality report" in page and NO_DATA in page
-            async with session.post(server.make_url(DASHBOARD_PATH)) as response:
-                assert response.status == 405
-    finally:
-        await server.close()
 
 
 async def test_app_home_shows_key_figures(tmp_path: Path, sample_settings, fake_slack, config: AlertsConfig) -> None:

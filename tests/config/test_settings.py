@@ -56,6 +56,17 @@ def test_int_is_accepted_where_a_float_is_expected(tmp_path):
     assert isinstance(settings.answer.high, float)
 
 
+def test_dashboard_section_is_read_and_is_off_on_loopback_by_default(tmp_path):
+    text = "dashboard:\n  enabled: true\n  host: 0.0.0.0\n  port: 8443\n  token_env: OPS_DASHBOARD_TOKEN\n"
+
+    configured = load_settings(_write(tmp_path, text)).dashboard
+
+    assert (configured.enabled, configured.host, configured.port, configured.token_env) == (
+        True, "0.0.0.0", 8443, "OPS_DASHBOARD_TOKEN")
+    default = load_settings(_write(tmp_path, "{}\n")).dashboard
+    assert (default.enabled, default.host, default.token_env) == (False, "127.0.0.1", "MINERVA_DASHBOARD_TOKEN")
+
+
 def test_empty_file_gives_defaults(tmp_path):
     settings = load_settings(_write(tmp_path, "# nothing configured yet\n"))
 
@@ -65,12 +76,13 @@ def test_empty_file_gives_defaults(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, embedding,"),
+        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, dashboard, embedding,"),
         ("retrieval:\n  fusio: rrf\n", "unknown key 'retrieval.fusio' (known keys: bm25_b, bm25_k1, candidates,"),
         ("sources:\n  - name: a\n    path: .\n    colour: red\n", "unknown key 'sources[0].colour'"),
         ("answer:\n  calibration:\n    rew: [0, 1]\n", "unknown key 'answer.calibration.rew'"),
+        ("dashboard:\n  token: abc\n", "unknown key 'dashboard.token' (known keys: enabled, host, port, token_env)"),
     ],
-    ids=["top-level", "section", "source", "nested"],
+    ids=["top-level", "section", "source", "nested", "dashboard"],
 )
 def test_unknown_key_is_named(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -109,9 +121,10 @@ def test_invalid_yaml_is_a_config_error(tmp_path, text):
         ("retrieval:\n  fusion: max\n", "retrieval.fusion must be one of ('rrf', 'convex'), not 'max'"),
         ("answer:\n  calibration:\n    raw: [0.5, 0.4]\n    score: [0, 1]\n",
          "answer.calibration.raw must be strictly increasing"),
+        ("dashboard:\n  port: 70000\n", "dashboard.port must be in 1..65535, not 70000"),
     ],
     ids=["str-for-int", "bool-for-int", "str-for-float", "int-for-bool", "dict-for-list", "str-for-list",
-         "str-for-section", "missing-path", "visibility", "fusion", "calibration"],
+         "str-for-section", "missing-path", "visibility", "fusion", "calibration", "dashboard-port"],
 )
 def test_wrong_type_or_value_is_a_config_error(tmp_path, text, message):
     path = _write(tmp_path, text)
