@@ -30,7 +30,6 @@ from knowledge import KnowledgeBase
 
 log = structlog.get_logger(__name__)
 
-_MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
 VOTE_UNCHANGED = "Your vote was already recorded."
 FLAG_THANKS = "Thanks — the answer is flagged as wrong; the document owners will review it."
@@ -77,7 +76,8 @@ def build_app(
     async def on_mention(event: dict, body: dict, client: AsyncWebClient) -> None:
         if await _claimed_before(store, body, event):
             return
-        await responder.answer_in_thread(client, event, question=_MENTION.sub("", event.get("text", "")), is_dm=False)
+        # A DM that mentions the bot also arrives as app_mention; whichever comes first, it is a DM.
+        await responder.answer_in_thread(client, event, question=event.get("text") or "", is_dm=_in_dm(event))
 
     @app.event("message")
     async def on_message(event: dict, body: dict, client: AsyncWebClient) -> None:
@@ -86,7 +86,7 @@ def build_app(
             return
         if await _claimed_before(store, body, event):
             return
-        await responder.answer_in_thread(client, event, question=_MENTION.sub("", event.get("text", "")), is_dm=True)
+        await responder.answer_in_thread(client, event, question=event.get("text") or "", is_dm=True)
 
     @app.command("/ask")
     async def on_ask(ack, command: dict, respond) -> None:
@@ -127,6 +127,12 @@ def build_app(
         log.error("slack.listener_failed", error=repr(error), body_type=body.get("type"), exc_info=error)
 
     return app
+
+
+def _in_dm(event: dict) -> bool:
+    """True for a direct message: ``channel_type`` "im" (message.im), or a DM channel id ("D…"), which is
+    all an app_mention carries."""
+    return event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D")
 
 
 async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool:

@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import answer_blocks, escape, fallback_text
+from bot.slack_text import has_words, normalise_question
 from config import Settings
 from feedback import FeedbackStore
 from knowledge import Answer, IndexNotBuilt, KnowledgeBase, QuestionInvalid, SearchFilter
@@ -23,6 +24,8 @@ log = structlog.get_logger(__name__)
 
 FAILURE_TEXT = "Sorry, something went wrong while answering. The team has been notified; please try again later."
 NOT_READY_TEXT = "The knowledge base is not ready yet (nothing has been ingested). Please try again later."
+NO_WORDS_TEXT = ("I didn't find a question in that message (only emoji, mentions or links). "
+                 "Ask me in words, e.g. `how do I reset my password?`")
 
 
 class Responder:
@@ -100,7 +103,14 @@ class Responder:
         ]
 
     async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool) -> tuple[str, list[dict]]:
-        """(fallback text, blocks) for a question; blocks are [] for error messages."""
+        """(fallback text, blocks) for a question in Slack markup; blocks are [] for error messages and hints.
+
+        The question is cleaned (`bot.slack_text.normalise_question`) before retrieval and before it is stored;
+        one with no words left gets a hint and is not recorded (it is no refusal: there was nothing to answer).
+        """
+        question = normalise_question(question)
+        if question and not has_words(question):
+            return NO_WORDS_TEXT, []
         loop = asyncio.get_running_loop()
         try:
             ask = functools.partial(self.kb.ask, question, where=self._filter(user, is_dm))  # `where` is keyword-only

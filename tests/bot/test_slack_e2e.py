@@ -23,12 +23,13 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import aiohttp
+import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
 
 from bot.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
 from bot.blocks import FEEDBACK_ACTION
-from bot.replies import FAILURE_TEXT, NOT_READY_TEXT
+from bot.replies import FAILURE_TEXT, NO_WORDS_TEXT, NOT_READY_TEXT
 from bot.server import EVENTS_PATH, create_web_app
 from feedback import FeedbackStore
 from knowledge import KnowledgeBase
@@ -339,6 +340,40 @@ async def test_empty_question_gets_a_short_hint_in_the_thread(bot: Bot) -> None:
     assert bot.answer_rows() == []
 
 
+async def test_slack_markup_is_removed_before_retrieval_and_storage(bot: Bot) -> None:
+    clean = await bot.mention(PRO_QUESTION)
+    (plain,) = await bot.posts()
+    marked = "<#C42|api-help> <https://wiki.example/limits|what> is the API rate limit on the Pro plan? &amp; :thinking_face:"
+    await bot.mention(marked)
+
+    _, message = await bot.posts(2)
+    first, second = bot.answer_rows()
+    assert first["thread_ts"] == clean["ts"] and first["question"] == PRO_QUESTION
+    assert second["question"] == "#api-help what is the API rate limit on the Pro plan? &"
+    # The markup costs (almost) nothing: the same page is cited first.
+    cited_first = [re.match(r"\[1\] (<[^|]+\|)", blocks_of_type(m, "context")[0]["elements"][0]["text"]).group(1)
+                   for m in (plain, message)]
+    assert cited_first[0] == cited_first[1]
+    assert json.loads(first["cited_doc_ids"])[0] == json.loads(second["cited_doc_ids"])[0]
+
+
+async def test_a_message_of_only_emoji_and_mentions_gets_a_hint_and_is_not_stored(bot: Bot) -> None:
+    event = {"type": "app_mention", "user": "U1", "channel": "C1", "ts": bot.next_ts(),
+             "text": f"<@{BOT_USER_ID}> :wave: :+1::skin-tone-3: 🎉 <@U2> ?"}
+    await bot.send_event(event)
+
+    (message,) = await bot.posts()
+    assert message["text"] == NO_WORDS_TEXT and message["thread_ts"] == event["ts"] and "blocks" not in message
+    assert bot.answer_rows() == []  # not a refusal: nothing was asked
+
+
+async def test_slash_ask_with_only_a_mention_gets_the_empty_question_hint(bot: Bot) -> None:
+    await bot.slash_ask(f"<@{BOT_USER_ID}>")
+    (call,) = await bot.fake.wait_for("response_url")
+    assert call["body"]["response_type"] == "ephemeral" and call["body"]["text"].startswith("The question is empty")
+    assert bot.answer_rows() == []
+
+
 async def test_very_long_question_gets_a_too_long_message(bot: Bot) -> None:
     event = await bot.mention("w" * 40_000)
 
@@ -521,6 +556,27 @@ async def test_restricted_documents_are_used_in_dms_of_allowed_users_only(start_
     assert "/runbooks/" not in json.dumps(other)
     rows = {r["user_id"]: r for r in bot.answer_rows()}
     assert "restricted" in rows["UOPS"]["visibility"]
+
+
+@pytest.mark.parametrize("first", ["message.im", "app_mention"])
+async def test_a_dm_mentioning_the_bot_is_a_dm_whichever_event_comes_first(start_bot: BotFactory, sample_settings,
+                                                                           sample_home, embedder, first: str) -> None:
+    settings = _restricted_runbooks(sample_settings)
+    bot = await start_bot(KnowledgeBase(settings, sample_home, embedder=embedder), settings)
+    ts, text = bot.next_ts(), f"<@{BOT_USER_ID}> {RUNBOOK_QUESTION}"
+    events = {"message.im": {"type": "message", "channel_type": "im", "channel": "D7", "user": "UOPS", "text": text, "ts": ts},
+              "app_mention": {"type": "app_mention", "channel": "D7", "user": "UOPS", "text": text, "ts": ts}}
+    order = [first, *(name for name in events if name != first)]
+
+    for name in order:
+        assert await bot.send_event(events[name]) == 200
+    (message,) = await bot.posts()
+    await asyncio.sleep(QUIET_SECONDS)
+
+    assert len(bot.fake.calls_to("chat.postMessage")) == 1
+    assert "/runbooks/incident-response.md" in json.dumps(message)  # the allowed user's DM sees the restricted page
+    (row,) = bot.answer_rows()
+    assert "restricted" in row["visibility"] and row["question"] == RUNBOOK_QUESTION
 
 
 async def test_report_a_wrong_answer_records_one_flag_and_confirms_privately(bot: Bot) -> None:
