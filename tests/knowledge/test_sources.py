@@ -6,6 +6,7 @@ aliases, and odd encodings; the sync tests ingest them with the packaged MiniLM 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -232,6 +233,18 @@ def test_citation_url_without_url_base_is_the_path_relative_to_the_source(hostil
     assert doc["url"] == "tools/tock.md"
     (passage, *_) = hostile_kb.search(["travel expenses finance portal"], top_k=1)[0]
     assert passage.url == "tools/tock.md" and str(hostile) not in passage.url
+
+
+def test_slack_citation_without_url_base_shows_title_and_relative_path(hostile_kb, hostile):
+    from bot.blocks import answer_blocks
+
+    _sync_bounded(hostile_kb)
+    answer = hostile_kb.ask("How do I submit travel expenses?")
+    blocks = json.dumps(answer_blocks(answer), ensure_ascii=False)
+
+    assert [c.url for c in answer.citations] == ["tools/tock.md"]
+    assert "Expenses (tools/tock.md)" in blocks
+    assert str(hostile.parent) not in blocks
 
 
 def test_index_with_absolute_urls_gets_relative_ones_on_the_next_sync(hostile_kb, hostile, monkeypatch):
