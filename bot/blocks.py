@@ -33,6 +33,11 @@ _GRAPHEME = regex.compile(r"\X")
 _PARTIAL_ENTITY = regex.compile(r"&[a-z]{0,3}$")
 #: Characters that would end or split a ``<url|text>`` link; percent-encoded in citation URLs.
 _URL_BREAKERS = regex.compile(r"[<>|\s]")
+#: Markup a cut must keep whole: an entity (``&amp;``, ``&#39;``) or a ``<url|label>`` link, ``<@U…>`` mention
+#: or ``<!date…>`` we built (escaped text has no other ``<``).
+_ATOM = regex.compile(r"&[A-Za-z]{2,8};|&#[0-9]{1,7};|<[^<>\n]*>")
+#: Repeated at the start of the continuation of a quoted line that a cut splits in two.
+QUOTE_MARKER = "> "
 
 
 def escape(text: str) -> str:
@@ -50,24 +55,74 @@ def to_mrkdwn(markdown: str) -> str:
 
 
 def split_graphemes(text: str, limit: int) -> list[str]:
-    """Cut ``text`` into pieces of at most ``limit`` characters, at line ends when possible, never inside a
-    grapheme cluster. Returns [] for empty text; whitespace-only pieces are dropped.
+    """Cut mrkdwn ``text`` into pieces of at most ``limit`` characters, at line ends when possible, never
+    inside a grapheme cluster, an entity (``&amp;``) or a ``<url|label>`` link / ``<@U…>`` mention. A quoted
+    line (starting with ``>``) cut in two continues with ``"> "`` so every piece keeps its quote marker.
 
-    A single cluster longer than ``limit`` (a letter carrying hundreds of combining marks, "zalgo" text) is
-    the one case that must be cut inside; otherwise the limit could not be kept.
+    Args:
+        text: escaped mrkdwn (see `escape`, `to_mrkdwn`).
+        limit: characters per piece, >= 1 (Slack's section limit is `SECTION_LIMIT`).
+
+    Returns:
+        The pieces in order; [] for empty text; whitespace-only pieces are dropped. Without quoted lines cut in
+        two, ``"".join(pieces)`` is ``text`` (up to the dropped whitespace).
+
+    Two cases must be cut inside, or the limit could not be kept: a single cluster longer than ``limit`` (a
+    letter carrying hundreds of combining marks, "zalgo" text) and a link longer than ``limit``.
     """
     pieces, rest = [], text
     while rest:
         if len(rest) <= limit:
             pieces.append(rest)
             break
-        cut = _prefix_length(rest, limit)
-        newline = rest.rfind("\n", 0, cut)
-        if newline > limit // 2:
-            cut = newline + 1
+        floor = len(QUOTE_MARKER) if pieces and rest.startswith(QUOTE_MARKER) else 0  # a cut must move forward
+        cut = _cut_position(rest, limit, floor)
         pieces.append(rest[:cut])
-        rest = rest[cut:]
+        rest = _continuation(rest[:cut], rest[cut:], limit)
     return [p for p in pieces if p.strip()]
+
+
+def _cut_position(text: str, limit: int, floor: int) -> int:
+    """Where to cut ``text`` (longer than ``limit``): the last line end past half the limit, else the last
+    grapheme boundary outside any entity or link, else (an oversized cluster) the last offset outside one,
+    else (an oversized link) the last grapheme boundary; always in (``floor``, ``limit``]."""
+    inside = _inside_atoms(text, limit)
+    best = line_end = boundary = None
+    for cluster in _GRAPHEME.finditer(text):
+        end = cluster.end()
+        if end > limit:
+            break
+        if end <= floor:
+            continue
+        boundary = end
+        if end not in inside:
+            best = end
+            if text[end - 1] == "\n":
+                line_end = end
+    if line_end is not None and line_end > limit // 2 + 1:
+        return line_end
+    if best is not None:
+        return best
+    free = next((p for p in range(limit, floor, -1) if p not in inside), None)
+    return free or boundary or limit
+
+
+def _inside_atoms(text: str, limit: int) -> set[int]:
+    """Offsets <= ``limit`` strictly inside an entity or a ``<…>`` link: a cut there would break it."""
+    inside: set[int] = set()
+    for atom in _ATOM.finditer(text, 0, 2 * limit + 2):
+        if atom.start() >= limit:
+            break
+        inside.update(range(atom.start() + 1, min(atom.end(), limit + 1)))
+    return inside
+
+
+def _continuation(head: str, tail: str, limit: int) -> str:
+    """``tail``, with the quote marker again when the cut split a quoted line of ``head``."""
+    line = head[head.rfind("\n") + 1:]
+    if line.startswith(">") and tail.strip() and limit > 2 * len(QUOTE_MARKER):
+        return QUOTE_MARKER + tail
+    return tail
 
 
 def truncate(text: str, limit: int) -> str:

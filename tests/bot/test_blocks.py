@@ -228,3 +228,44 @@ def test_fallback_text_keeps_a_short_answer_as_is() -> None:
 def test_parse_vote_value_rejects_malformed_values(value: str) -> None:
     with pytest.raises(ValueError):
         parse_vote_value(value)
+
+
+# --- the splitter keeps Slack markup whole ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("atom", ["&amp;", "&lt;", "&gt;", "<https://wiki.example/a?b=1&amp;c=2|the page>",
+                                  "<@U12345>", "<#C123|general>"])
+def test_split_graphemes_never_cuts_an_entity_link_or_mention(atom: str) -> None:
+    limit = len(atom) + 20
+    for prefix in range(1, limit):
+        text = "a" * prefix + atom + "b" * limit
+        pieces = split_graphemes(text, limit)
+        assert "".join(pieces) == text and all(len(p) <= limit for p in pieces)
+        assert any(atom in piece for piece in pieces), (prefix, pieces)
+
+
+def test_split_graphemes_keeps_the_quote_marker_on_every_continuation() -> None:
+    quoted = "> " + " ".join(f"word{i} &amp;" for i in range(40)) + "\n>\n> short line\n[1]"
+    pieces = split_graphemes(quoted, 50)
+    assert len(pieces) > 5 and all(len(p) <= 50 for p in pieces)
+    assert all(p.startswith(">") for p in pieces[:-1]) and pieces[-1].endswith("[1]")
+    # Without the markers the splitter added, the text is whole.
+    assert pieces[0] + "".join(p.removeprefix("> ") if not prev.endswith("\n") else p
+                               for prev, p in zip(pieces, pieces[1:])) == quoted
+
+
+def test_a_link_longer_than_the_limit_is_the_only_markup_cut() -> None:
+    link = "<https://wiki.example/" + "x" * 100 + "|page>"
+    pieces = split_graphemes("see " + link + " &amp; more", 40)
+    assert "".join(pieces) == "see " + link + " &amp; more" and all(len(p) <= 40 for p in pieces)
+    assert any("&amp;" in p for p in pieces)
+
+
+def test_long_quoted_passage_keeps_markers_and_markup_in_every_section() -> None:
+    line = "Use the `/vpn` page & see [the guide](https://wiki.example/vpn) — " * 60  # one line, ~3,900 chars
+    blocks = answer_blocks(make_answer([line]))
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert len(sections) >= 2 and all(len(t) <= SECTION_LIMIT and t.startswith("> ") for t in sections)
+    for text in sections:
+        assert regex.search(r"&(?!amp;|lt;|gt;)", text) is None
+        assert regex.sub(r"<https://wiki\.example/vpn\|the guide>", "", text).count("<") == 0
