@@ -54,7 +54,15 @@ def _fail(exc: Exception):
     raise click.ClickException(str(exc)) from exc
 
 
+def _fail_json(exc: Exception, question: str | None = None):
+    """For --json commands: ``{"error": message, "question": first 200 chars}`` on stdout, exit code 1."""
+    body = {"error": str(exc)} | ({"question": question[:200]} if question is not None else {})
+    click.echo(json.dumps(body, ensure_ascii=False))
+    raise SystemExit(1) from exc
+
+
 @click.group()
+@click.version_option(package_name="minerva", prog_name="minerva", message="%(prog)s %(version)s")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar="MINERVA_CONFIG",
               help="YAML config (default: the bundled sample knowledge base). Env: MINERVA_CONFIG.")
 @click.option("--home", type=click.Path(file_okay=False), envvar="MINERVA_HOME", default="var", show_default=True,
@@ -210,21 +218,35 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
             answer = obj.kb.ask(q)
         except QuestionInvalid as exc:
             if question is not None:
-                _fail(exc)
+                _fail_json(exc, q) if as_json else _fail(exc)
             click.echo(json.dumps({"error": str(exc), "question": q[:200]}) if as_json else f"Error: {exc}")
             continue
         except KnowledgeError as exc:
-            _fail(exc)
+            _fail_json(exc, q) if as_json else _fail(exc)
+        if obj.settings.generator is not None:
+            answer = _generate(obj.settings.generator, answer)
         obj.store.record_answer(
             answer_id=answer.answer_id, question=answer.question, channel=None, thread_ts=None, user_id=None,
             retrieved=answer.retrieved, cited_doc_ids=[c.doc_id for c in answer.citations], refused=answer.refused,
             top_score=answer.top_score, latency_ms=answer.latency_ms, language=answer.language,
             low_confidence=answer.low_confidence, source="cli",
             visibility=sorted({c.visibility for c in answer.citations}),
+            hallucination_flag=answer.hallucination_flag, generated=answer.generated,
         )
         click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json else render_answer_text(answer))
     if not asked:
         raise click.UsageError("no question: standard input was empty")
+
+
+def _generate(cfg, answer):
+    """The configured generator's grounded direct answer (`knowledge.improve_answer`); the extractive answer
+    on timeout or endpoint error. The API key comes from the variable named by ``generator.api_key_env``."""
+    import asyncio
+
+    from knowledge import improve_answer
+
+    api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+    return asyncio.run(improve_answer(answer, answer.question, cfg, api_key=api_key))
 
 
 @cli.command()
@@ -234,18 +256,23 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per query.")
 @click.pass_obj
 def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_json: bool) -> None:
-    """Raw passages with scores for several QUERIES at once (the design documents' search protocol)."""
+    """Raw passages with scores for several QUERIES at once (the design documents' search protocol).
+
+    --mode bm25 loads no model: passages carry their BM25 score only (score and cosine are null in JSON).
+    """
     from knowledge import KnowledgeError
 
     try:
         results = obj.kb.search(list(queries), top_k=top_k, mode=mode)
     except KnowledgeError as exc:
         _fail(exc)
+    bm25_only = mode == "bm25"  # ranked by BM25 alone; no model loaded, so no cosine or calibrated score
     for query, passages in zip(queries, results):
+        query = _shown_query(query)
         rows = [
             {"rank": i, "doc_id": p.doc_id, "chunk_id": p.chunk_id, "title": p.title, "heading": p.heading,
-             "url": p.url, "score": round(p.score, 4), "dense": round(p.dense_score, 4),
-             "bm25": round(p.bm25_score, 4), "text": p.text}
+             "url": p.url, "score": None if bm25_only else round(p.score, 4),
+             "dense": None if bm25_only else round(p.dense_score, 4), "bm25": round(p.bm25_score, 4), "text": p.text}
             for i, p in enumerate(passages, start=1)
         ]
         if as_json:
@@ -254,8 +281,20 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
         click.echo(f"## {query}")
         for r in rows:
             where = f"{r['title']} › {r['heading']}" if r["heading"] else r["title"]
-            click.echo(f"{r['rank']}. [score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}] "
-                       f"{where}  ({r['doc_id']})")
+            scores = (f"bm25 {r['bm25']:.1f}" if bm25_only
+                      else f"score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}")
+            click.echo(f"{r['rank']}. [{scores}] {where}  ({r['doc_id']})")
+
+
+#: Characters of a query echoed back by `search` (a pasted 50,000-character query is not printed whole).
+SHOWN_QUERY_CHARS = 200
+
+
+def _shown_query(query: str) -> str:
+    """``query`` as echoed: at most SHOWN_QUERY_CHARS characters, then "… (N characters)"."""
+    if len(query) <= SHOWN_QUERY_CHARS:
+        return query
+    return f"{query[:SHOWN_QUERY_CHARS]}… ({len(query):,} characters)"
 
 
 @cli.command()
@@ -438,7 +477,8 @@ def serve(obj: Context, port: int, host: str) -> None:
 
 
 class _progress_bar:
-    """A tqdm bar on stderr fed by ``update(done, total)``; silent when nothing is embedded."""
+    """A tqdm bar on stderr fed by ``update(done, total)``; silent when nothing is embedded. A new phase
+    (``done`` going back, or another ``total``) closes the bar, which then shows its total, and opens another."""
 
     def __init__(self, desc: str):
         self.desc = desc
@@ -448,6 +488,9 @@ class _progress_bar:
         def update(done: int, total: int) -> None:
             from tqdm import tqdm
 
+            if self.bar is not None and (total != self.bar.total or done < self.bar.n):
+                self.bar.close()
+                self.bar = None
             if self.bar is None:
                 self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr)
             self.bar.update(done - self.bar.n)

@@ -127,20 +127,25 @@ def embed_cached(
 ) -> tuple[np.ndarray, int]:
     """`EmbeddingCache.embed` on the cache file ``cache_path``, opened and closed here.
 
-    ``progress(done, len(texts))`` is called after each embedded batch (done counts embedded texts).
+    ``progress(done, to_embed)`` is called after each embedded batch: ``done`` counts the texts embedded so
+    far and ``to_embed`` the distinct texts not in the cache, so the last call has ``done == to_embed``.
     Returns (vectors float32 (len(texts), dim), number of texts actually embedded).
     """
-    done = 0
+    done, total = 0, 0
+
+    def set_total(n: int) -> None:
+        nonlocal total
+        total = n
 
     def step(n: int) -> None:
         nonlocal done
         done += n
         if progress:
-            progress(done, len(texts))
+            progress(done, total)
 
     cache = EmbeddingCache(cache_path)
     try:
-        return cache.embed(embedder, hashes, texts, progress=step)
+        return cache.embed(embedder, hashes, texts, progress=step, on_total=set_total)
     finally:
         cache.close()
 
@@ -171,6 +176,7 @@ class EmbeddingCache:
         *,
         batch: int = 64,
         progress: Callable[[int], None] | None = None,
+        on_total: Callable[[int], None] | None = None,
     ) -> tuple[np.ndarray, int]:
         """Vectors for ``texts``, embedding only those whose hash is not cached yet.
 
@@ -180,6 +186,7 @@ class EmbeddingCache:
             texts: passage texts.
             batch: texts embedded per call (progress is reported per batch).
             progress: called with the number of texts just embedded.
+            on_total: called once, before embedding, with the number of distinct texts to embed.
 
         Returns:
             (vectors float32 (len(texts), dim), number of texts actually embedded).
@@ -188,6 +195,8 @@ class EmbeddingCache:
         missing = [i for i, h in enumerate(hashes) if h not in found]
         unique_missing = list(dict.fromkeys(hashes[i] for i in missing))
         text_of = {hashes[i]: texts[i] for i in missing}
+        if on_total:
+            on_total(len(unique_missing))
         for start in range(0, len(unique_missing), batch):
             keys = unique_missing[start:start + batch]
             vectors = embedder.embed([text_of[k] for k in keys], kind="passage")

@@ -107,11 +107,26 @@ class KnowledgeBase:
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
     ) -> list[list[Passage]]:
-        """Raw passages with calibrated scores for several queries at once (see `Retriever.search`)."""
-        if self.disabled_collections is not None:
-            where = where or SearchFilter()
-            where = replace(where, excluded=where.excluded | frozenset(self.disabled_collections()))
-        return Retriever(self.index(), self.embedder, self.settings).search(queries, top_k=top_k, mode=mode, where=where)
+        """Raw passages with calibrated scores for several queries at once (see `Retriever.search`).
+
+        ``mode="bm25"`` never loads the dense model (unless it is already loaded): its passages are ranked
+        by BM25 alone and their ``dense_score`` and calibrated ``score`` are not measured (0.0, or whatever
+        a zero question vector gives); read ``bm25_score``."""
+        if mode == "bm25" and self._embedder is None:
+            index = self.index()
+            retriever = Retriever(index, _BM25OnlyEmbedder(self, index.vectors.shape[1]), self.settings)
+            return retriever.search(queries, top_k=top_k, mode=mode, where=self._filter(where))
+        return self._retriever().search(queries, top_k=top_k, mode=mode, where=self._filter(where))
+
+    def _retriever(self) -> Retriever:
+        return Retriever(self.index(), self.embedder, self.settings)
+
+    def _filter(self, where: SearchFilter | None) -> SearchFilter | None:
+        """``where`` with the kill switch's disabled collections taken out."""
+        if self.disabled_collections is None:
+            return where
+        where = where or SearchFilter()
+        return replace(where, excluded=where.excluded | frozenset(self.disabled_collections()))
 
     def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:
         """Answer one question extractively, with citations, or refuse.
@@ -148,3 +163,20 @@ def validate_question(question: str, max_chars: int) -> str:
             "Please ask a shorter question (paste long logs into a file instead)."
         )
     return text
+
+
+class _BM25OnlyEmbedder:
+    """Stands in for the model in a BM25-only search: questions get a zero vector (no cosine is measured),
+    so the model is never loaded for them; anything else loads it."""
+
+    def __init__(self, kb: KnowledgeBase, dim: int):
+        self._kb = kb
+        self.name = kb.settings.embedding.model
+        self.dim = dim
+
+    def embed(self, texts: list[str], *, kind: str = "passage"):
+        import numpy as np
+
+        if kind == "query":
+            return np.zeros((len(texts), self.dim), dtype=np.float32)
+        return self._kb.embedder.embed(texts, kind=kind)

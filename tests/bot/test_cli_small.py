@@ -1,0 +1,86 @@
+"""Small CLI contracts: --version, ask --json errors as JSON, BM25 search without the dense model, a long
+query not echoed whole, and an embedding progress that reaches its total."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import SHOWN_QUERY_CHARS, cli
+from config import DEFAULT_CONFIG
+from knowledge.embedding import embed_cached
+
+
+def run(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=stdin)
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("minerva ")
+
+
+def test_ask_json_errors_are_json_on_stdout(tmp_path):
+    result = run("--home", str(tmp_path / "empty"), "ask", "--json", "How much does the Team plan cost?")
+
+    assert result.exit_code == 1
+    body = json.loads(result.stdout)
+    assert "ingest" in body["error"] and body["question"] == "How much does the Team plan cost?"
+
+
+def test_ask_json_rejects_an_oversized_question_as_json(sample_home, tmp_path):
+    home = shutil.copytree(sample_home, tmp_path / "home")
+    result = run("--config", str(DEFAULT_CONFIG), "--home", str(home), "ask", "--json", "x " * 5000)
+
+    assert result.exit_code == 1 and "error" in json.loads(result.stdout)
+
+
+@pytest.fixture
+def sample_cli(sample_home, tmp_path, monkeypatch):
+    """The CLI on a copy of the sample home, where loading the dense model fails the test."""
+    def no_model(cfg):
+        raise AssertionError("the dense model was loaded")
+
+    monkeypatch.setattr("knowledge.service.load_embedder", no_model)
+    home = shutil.copytree(sample_home, tmp_path / "home")
+    return lambda *args: run("--config", str(DEFAULT_CONFIG), "--home", str(home), *args)
+
+
+def test_bm25_search_does_not_load_the_dense_model(sample_cli):
+    result = sample_cli("search", "--mode", "bm25", "--json", "webhook retries")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["bm25"] > 0
+
+
+def test_search_does_not_echo_a_huge_query(sample_cli):
+    query = "webhook " * 6250  # 50,000 characters
+
+    text = sample_cli("search", "--mode", "bm25", query).stdout
+    echoed = sample_cli("search", "--mode", "bm25", "--json", query).stdout
+
+    (heading,) = [line for line in text.splitlines() if line.startswith("## ")]
+    assert len(heading) < SHOWN_QUERY_CHARS + 40 and heading.endswith("(50,000 characters)")
+    assert len(json.loads(echoed)["query"]) < SHOWN_QUERY_CHARS + 40
+
+
+class _CountingEmbedder:
+    name, dim = "test-model", 4
+
+    def embed(self, texts, *, kind="passage"):
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_embedding_progress_reaches_its_total_when_some_texts_are_cached(tmp_path):
+    cache = tmp_path / "embeddings.sqlite"
+    texts = [f"text {i}" for i in range(141)]
+    embed_cached(cache, _CountingEmbedder(), [f"h{i}" for i in range(2)], texts[:2])  # 2 already cached
+    calls = []
+
+    embed_cached(cache, _CountingEmbedder(), [f"h{i}" for i in range(141)], texts, lambda d, t: calls.append((d, t)))
+
+    assert calls[-1] == (139, 139)
