@@ -1,44 +1,81 @@
-"""Extractive answers: the original text of the best passages, with numbered citations.
+"""Extractive answers: the sentence that answers first, then short quotes of the best passages, cited.
 
 DESIGN.md: answers preserve the source text (quote, don't paraphrase, when no generator is configured);
 score >= 0.6 → cite it; 0.3–0.6 → include only when nothing better exists, marked low confidence;
-< 0.3 → excluded; nothing left → refusal.
+< 0.3 → excluded; nothing left → refusal. Issue 9 ("lead with the answer"): the one to three units
+(sentences, list items, table rows; `knowledge.sentences`) that best answer the question are shown first
+as the direct answer; each quote is a run of whole units around its passage's evidence, so a reply never
+starts mid-sentence and fits on one screen; two quoted sources that state different values for the same
+thing are named in a warning (seed 004 §13.6).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import regex
 
 from config import AnswerConfig
-from knowledge.scoring import band
+from knowledge.contradictions import passage_conflicts
+from knowledge.scoring import band, lexical_coverage
+from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
+from knowledge.tokenize import tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 
 REFUSAL_TEXT = "I couldn't find this in the knowledge base."
 LOW_CONFIDENCE_NOTE = "Low confidence: this is the closest passage I found; please check the source."
-_SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s+|\n")
+#: Characters the direct answer aims at (issue 9 target: median ≤ 300); a second unit is added only
+#: while the answer stays under it.
+DIRECT_ANSWER_CHARS = 300
+#: A unit joins the direct answer when it scores at least this share of the best unit's score.
+SECOND_UNIT_SHARE = 0.92
+#: Weight of a unit's IDF-weighted question coverage beside its cosine when picking the answer: lexical
+#: evidence breaks ties between sentences of one topic (which one names the "timeout"?).
+COVERAGE_WEIGHT = 0.5
+#: Bonus for a unit stating a number when the question asks for an amount, date or duration.
+VALUE_BONUS = 0.08
+_ASKS_AMOUNT = regex.compile(
+    r"\b(how (much|many|long|often|soon|old|big|large|fast)|what time|when|deadline|limit|timeout|price|cost|"
+    r"fee|rate|max(imum)?|min(imum)?|number of|version|percent|days?|hours?)\b|"
+    r"얼마|몇|언제|기한|한도|가격|요금|시간|いつ|いくら|何[日時分人回件]|期限|上限|料金|価格|時間",
+    regex.I,
+)
+_DIGIT = regex.compile(r"\d")
 
 
-def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en") -> Answer:
-    """Choose passages by confidence band and build the answer.
+@dataclass(frozen=True)
+class _Candidate:
+    """A unit of a chosen passage, scored as a possible direct answer."""
+
+    passage: int
+    position: int
+    unit: Unit
+    score: float
+
+
+def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
+                   term_weights: dict[str, float] | None = None) -> Answer:
+    """Choose passages by confidence band, pick the direct answer and build the reply.
 
     Args:
         question: the (validated) question.
-        candidates: retrieved passages, best first, with calibrated scores.
+        candidates: retrieved passages, best first, with calibrated scores (and, when the index has unit
+            vectors, ``unit_scores``).
         cfg: bands (``high``, ``low``), ``max_passages``, ``max_quote_chars``.
         language: language code of the question, recorded on the answer.
+        term_weights: the question's BM25 tokens → idf (`Retriever.term_weights`), for lexical evidence;
+            None = tokens weigh the same.
 
     Returns:
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
-    high = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH]
+    high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -p.score)
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
-    chosen = [_with_confidence(p, CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
+    chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
     low_confidence = False
     if not chosen and low:
-        chosen, low_confidence = [_with_confidence(low[0], CONFIDENCE_LOW)], True
+        chosen, low_confidence = [replace(low[0], confidence=CONFIDENCE_LOW)], True
     answer = Answer(
         answer_id=uuid.uuid4().hex,
         question=question,
@@ -50,13 +87,14 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         language=language,
     )
     if chosen:
-        _cite(answer, chosen, cfg.max_quote_chars)
+        weights = term_weights if term_weights is not None else dict.fromkeys(tokenize(question), 1.0)
+        _cite(answer, chosen, weights, cfg.max_quote_chars)
     return answer
 
 
-def _cite(answer: Answer, passages: list[Passage], max_chars: int) -> None:
+def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int) -> None:
+    """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``."""
     numbers: dict[str, int] = {}
-    parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
     for p in passages:
         if p.doc_id not in numbers:
             numbers[p.doc_id] = len(numbers) + 1
@@ -69,26 +107,144 @@ def _cite(answer: Answer, passages: list[Passage], max_chars: int) -> None:
             if p.heading and p.heading not in citation.heading.split("; "):
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
+    units = [split_units(p.text) for p in passages]
+    ranked = _rank_units(passages, units, weights, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
+    direct = _direct_units(ranked)
+    answer.direct_answer = " ".join(
+        f"{c.unit.display} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
+    best_in = {}
+    for c in ranked:
+        best_in.setdefault(c.passage, c.position)
+    for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
-        answer.quotes.append(quote(p.text, max_chars))
-        parts.append(f"{answer.quotes[-1]} [{numbers[p.doc_id]}]")
+        answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), max_chars))
+    answer.warnings = disagreements(passages, numbers)
+    parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
+    parts += answer.warnings
+    if answer.direct_answer:
+        parts.append(answer.direct_answer)
+    parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers) if q]
     answer.text = "\n\n".join(parts)
 
 
-def quote(text: str, max_chars: int) -> str:
-    """The passage text cut to at most ``max_chars`` characters, at a sentence end when one is near.
+def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float], *,
+                asks_amount: bool) -> list[_Candidate]:
+    """Every answerable unit of the passages, best first.
 
-    A cut passage ends with "…". Never cuts inside a grapheme cluster (emoji, Hangul).
+    A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
+    it has none) + `COVERAGE_WEIGHT` × its IDF-weighted coverage of the question's tokens + `VALUE_BONUS`
+    when the question asks for an amount and the unit states a number, + 0.1 × its passage's score, so a
+    sentence of a stronger passage wins a tie.
     """
-    text = text.strip()
-    if len(text) <= max_chars:
-        return text
-    clusters = regex.findall(r"\X", text)
-    cut = "".join(clusters[:max_chars])
-    ends = [m.start() for m in _SENTENCE_END.finditer(cut) if m.start() > max_chars // 2]
-    return (cut[: ends[-1]] if ends else cut).rstrip() + " …"
+    out = []
+    for i, (p, unit_list) in enumerate(zip(passages, units)):
+        cosines = {(a, b): c for a, b, c in p.unit_scores}
+        for position, unit in enumerate(unit_list):
+            if not unit.answerable:
+                continue
+            cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
+            coverage = lexical_coverage(set(weights), set(tokenize(unit.display)), lambda t: weights.get(t, 0.0))
+            score = cosine + COVERAGE_WEIGHT * coverage + 0.1 * p.score
+            if asks_amount and _DIGIT.search(unit.display):
+                score += VALUE_BONUS
+            out.append(_Candidate(i, position, unit, score))
+    return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
 
 
-def _with_confidence(p: Passage, confidence: str) -> Passage:
-    return replace(p, confidence=confidence)
+def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
+    """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`) while the
+    answer stays within `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the
+    list's first items instead. In reading order within a passage."""
+    if not ranked:
+        return []
+    best = ranked[0]
+    chosen = [best]
+    size = len(best.unit.display)
+    for c in ranked[1:]:
+        if len(chosen) == 3 or c.score < SECOND_UNIT_SHARE * best.score:
+            break
+        if size + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
+            chosen.append(c)
+            size += len(c.unit.display)
+    if best.unit.display.rstrip().endswith(":"):
+        followers = [c for c in ranked if c.passage == best.passage and c.position > best.position]
+        for c in sorted(followers, key=lambda c: c.position)[:3]:
+            if c not in chosen and size + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
+                chosen.append(c)
+                size += len(c.unit.display)
+    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+
+
+def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) -> str:
+    """A quote of whole units around unit ``center``, at most about ``max_chars`` characters.
+
+    Starts at the evidence (or the sentence before it when room allows), never at a partial unit; list
+    items keep a bullet, table rows are shown as ``header: cell · …`` lines, code blocks are kept whole
+    (or left out when they do not fit), headings are left out (the citation names the section).
+    """
+    shown = [i for i, u in enumerate(units) if not u.partial and u.kind != HEADING]
+    if not shown:
+        return ""
+    center = min(shown, key=lambda i: (abs(i - center), i))
+    picked = [center]
+    size = len(_render(text, units[center]))
+    before, after = [i for i in shown if i < center][::-1], [i for i in shown if i > center]
+    # after the evidence first (what follows usually completes it), then one unit of context before
+    for i in after[:6] + before[:1]:
+        piece = len(_render(text, units[i]))
+        if size + piece > max_chars:
+            if units[i].kind == CODE:
+                continue
+            break
+        picked.append(i)
+        size += piece
+    return _join(text, units, sorted(picked))
+
+
+def _render(text: str, unit: Unit) -> str:
+    """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
+    if unit.kind == ROW:
+        return "• " + unit.display
+    if unit.kind == CODE:
+        return text[unit.start:unit.end]
+    raw = " ".join(text[unit.start:unit.end].split())
+    if unit.kind == ITEM:
+        return "• " + regex.sub(r"^(?:[-*+•]|\d{1,3}[.)])\s+", "", raw)
+    return raw
+
+
+def _join(text: str, units: list[Unit], picked: list[int]) -> str:
+    """Rendered units in order: sentences of one paragraph joined by a space, others on their own line."""
+    out = ""
+    previous: int | None = None
+    for i in picked:
+        piece = _render(text, units[i])
+        same_paragraph = (previous is not None and previous == i - 1 and units[i].kind == units[previous].kind == "sentence"
+                          and "\n\n" not in text[units[previous].end:units[i].start])
+        out += (" " if same_paragraph else ("\n" if out else "")) + piece
+        previous = i
+    return out.strip()
+
+
+def disagreements(passages: list[Passage], numbers: dict[str, int]) -> list[str]:
+    """One warning per pair of quoted documents that state different values for the same thing
+    (`knowledge.contradictions.passage_conflicts`), naming both values, sources and dates."""
+    warnings = []
+    for i, a in enumerate(passages):
+        for b in passages[i + 1:]:
+            if a.doc_id == b.doc_id:
+                continue
+            for va, vb in passage_conflicts(a.text, b.text)[:1]:
+                warnings.append(
+                    f"Sources disagree: [{numbers[a.doc_id]}] {a.title} ({a.last_modified:%Y-%m-%d}) says "
+                    f"{va.text}, [{numbers[b.doc_id]}] {b.title} ({b.last_modified:%Y-%m-%d}) says {vb.text}. "
+                    "Check which one is current."
+                )
+    return warnings
+
+
+def quote(text: str, max_chars: int) -> str:
+    """The passage text as whole units, at most about ``max_chars`` characters, from its first whole unit
+    (`evidence_quote` centred on the start). Never cuts inside a unit."""
+    return evidence_quote(text, split_units(text), 0, max_chars)

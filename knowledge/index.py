@@ -10,6 +10,8 @@ Layout under ``{home}/index/``::
         vectors.npy              float32 (n_chunks, dim), unit norm
         dense.hnsw               hnswlib index, space "cosine"
         bm25/                    bm25s.BM25.save() output
+        units.json               [chunk row, start, end] of every embedded answer unit (knowledge.sentences)
+        unit_vectors.npy         float32 (n_units, dim), unit norm, aligned with units.json
     .building-*/                 a generation being written; never loaded, removed by the next build
 
 A generation is written completely under ``.building-*``, renamed, and only then named in CURRENT, so a
@@ -52,6 +54,8 @@ class LoadedIndex:
         vectors: float32 (n_chunks, dim), unit norm.
         dense: hnswlib index (cosine), or None when there are no chunks.
         bm25: bm25s retriever, or None when there are no chunks.
+        units: the embedded answer units (sentences, list items, table rows) of every chunk
+            (`knowledge.sentences`); empty for a generation written before they existed.
     """
 
     name: str
@@ -61,6 +65,35 @@ class LoadedIndex:
     vectors: np.ndarray
     dense: hnswlib.Index | None
     bm25: bm25s.BM25 | None
+    units: "UnitVectors | None" = None
+
+
+@dataclass(frozen=True)
+class UnitVectors:
+    """Embedded answer units, grouped by chunk row.
+
+    Attributes:
+        offsets: int64 (n_chunks + 1,): the units of chunk row r are ``offsets[r]:offsets[r + 1]``.
+        spans: int32 (n_units, 2): (start, end) character offsets into the chunk text.
+        vectors: float32 (n_units, dim), unit norm.
+    """
+
+    offsets: np.ndarray
+    spans: np.ndarray
+    vectors: np.ndarray
+
+    def of_row(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """(spans, vectors) of chunk ``row``'s units; empty arrays when it has none."""
+        lo, hi = int(self.offsets[row]), int(self.offsets[row + 1])
+        return self.spans[lo:hi], self.vectors[lo:hi]
+
+    @staticmethod
+    def build(n_chunks: int, rows: list[int], spans: list[tuple[int, int]], vectors: np.ndarray) -> "UnitVectors":
+        """From per-unit chunk rows (non-decreasing), spans and vectors (as written by `write_generation`)."""
+        counts = np.bincount(np.asarray(rows, dtype=np.int64), minlength=n_chunks) if rows else np.zeros(n_chunks, np.int64)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return UnitVectors(offsets, np.asarray(spans, dtype=np.int32).reshape(-1, 2),
+                           np.asarray(vectors, dtype=np.float32))
 
 
 def index_root(home: Path) -> Path:
@@ -89,6 +122,7 @@ def write_generation(
     retrieval: RetrievalConfig,
     extra_manifest: dict | None = None,
     before_switch=None,
+    units: tuple[list[list[int]], np.ndarray] | None = None,
 ) -> str:
     """Build and publish a new generation; return its name.
 
@@ -103,6 +137,8 @@ def write_generation(
         extra_manifest: more fields for manifest.json (e.g. chunker settings).
         before_switch: optional callable(generation_dir) run after the generation is complete and before
             CURRENT points at it; raising keeps the old generation live (used by tests and the A/B gate).
+        units: ``([[chunk row, start, end], ...] ordered by row, float32 (n_units, dim))``: the embedded
+            answer units; None = none (search works, direct answers fall back to lexical evidence).
 
     Raises:
         OSError: disk errors; the live generation is untouched.
@@ -117,6 +153,9 @@ def write_generation(
         _write_records(building, documents, chunks, vectors)
         _write_dense(building / "dense.hnsw", vectors, retrieval)
         _write_bm25(building / "bm25", chunks, retrieval)
+        if units is not None:
+            _write_json(building / "units.json", units[0])
+            np.save(building / "unit_vectors.npy", np.asarray(units[1], dtype=np.float32))
         manifest = {
             "format": FORMAT_VERSION,
             "name": name,
@@ -192,7 +231,16 @@ def load_generation_dir(folder: Path, *, model: str | None = None, ef: int = 100
         dense.load_index(str(folder / "dense.hnsw"), max_elements=len(chunks))
         dense.set_ef(max(ef, 10))
         bm25 = bm25s.BM25.load(str(folder / "bm25"))
-    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25)
+    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25, _load_units(folder, len(chunks)))
+
+
+def _load_units(folder: Path, n_chunks: int) -> UnitVectors | None:
+    """The generation's unit vectors, or None when it has none (written before units existed)."""
+    if not (folder / "units.json").exists():
+        return None
+    rows = json.loads((folder / "units.json").read_text(encoding="utf-8"))
+    vectors = np.load(folder / "unit_vectors.npy")
+    return UnitVectors.build(n_chunks, [r[0] for r in rows], [(r[1], r[2]) for r in rows], vectors)
 
 
 def _write_records(folder: Path, documents: dict, chunks: list[dict], vectors: np.ndarray) -> None:

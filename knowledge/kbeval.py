@@ -33,6 +33,8 @@ class QuestionResult:
     top_score: float
     latency_ms: float
     cited: list[str] = field(default_factory=list)
+    evidence: list[tuple[dict, bool]] = field(default_factory=list)
+    direct_answer: str = ""
 
 
 def evaluate(
@@ -72,6 +74,8 @@ def evaluate(
             refused=answer.refused, hit_at_5=bool(gold & top5_docs), best_cosine=best.dense_score if best else -1.0,
             best_is_gold=bool(best and path_of.get(best.doc_id) in gold), top_score=answer.top_score,
             latency_ms=latency, cited=[path_of.get(c.doc_id, c.doc_id) for c in answer.citations],
+            evidence=[(p.evidence, path_of.get(p.doc_id) in gold) for p in passages],
+            direct_answer=answer.direct_answer,
         ))
         if progress:
             progress()
@@ -97,8 +101,9 @@ def summarize(results: list[QuestionResult]) -> dict:
 
 
 def calibration_samples(results: list[QuestionResult], languages: set[str] | None = None) -> list[CalibrationSample]:
-    """Samples for `knowledge.calibration.fit_calibration`, optionally only some question languages."""
-    return [CalibrationSample(r.best_cosine, r.answerable, r.best_is_gold, r.lang)
+    """Samples for `knowledge.calibration.fit_confidence` (and the cosine-only `fit_calibration`),
+    optionally only some question languages."""
+    return [CalibrationSample(r.best_cosine, r.answerable, r.best_is_gold, r.lang, r.evidence)
             for r in results if languages is None or r.lang in languages]
 
 

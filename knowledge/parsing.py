@@ -22,6 +22,9 @@ from knowledge.errors import DocumentInvalid
 # "#tock" instead of disappearing (shared/eval/kb-dev/README.md, "Corpus traits").
 _SLACK_CHANNEL_TAG = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*-?%\}")
 _COMMENT_BLOCK = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}", re.S)
+#: Indentation, list bullet or heading marks at the start of a line (kept when a sentence is dropped).
+_LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
@@ -85,7 +88,28 @@ def strip_template_tags(text: str) -> str:
     """Remove Liquid/Jinja tags; ``{% slack_channel "x" %}`` becomes ``#x``."""
     text = _SLACK_CHANNEL_TAG.sub(lambda m: "#" + m.group(1), text)
     text = _COMMENT_BLOCK.sub("", text)
+    text = _drop_variable_sentences(text)
     return _TEMPLATE_TAG.sub("", text)
+
+
+def _drop_variable_sentences(text: str) -> str:
+    """Remove each sentence (outside code blocks) that holds a ``{{ variable }}``: its value is unknown
+    here, and removing only the tag would leave a hole ("email  with the subject", issue 9). A line whose
+    only sentence goes is removed with it."""
+    if "{{" not in text:
+        return text
+    out, in_code = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        if in_code or "{{" not in line:
+            out.append(line)
+            continue
+        marker = _LINE_MARKER.match(line).group(0)
+        kept = [s for s in _SENTENCE_SPLIT.split(line[len(marker):]) if "{{" not in s]
+        if any(s.strip() for s in kept):
+            out.append(marker + " ".join(s.strip() for s in kept if s.strip()))
+    return "\n".join(out)
 
 
 def _split_front_matter(text: str) -> tuple[dict, str]:

@@ -8,7 +8,7 @@ its exact cosine similarity, so scores are comparable across queries and modes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
@@ -19,7 +19,10 @@ from knowledge.embedding import Embedder
 from knowledge.embedding_profiles import dense_languages
 from knowledge.index import LoadedIndex
 from knowledge.language import detect_language
-from knowledge.scoring import LEXICAL_CALIBRATION, calibrate, convex_fusion, lexical_coverage, reciprocal_rank_fusion
+from knowledge.scoring import (
+    LEXICAL_CALIBRATION, bm25_share, calibrate, convex_fusion, evidence_score, lexical_coverage, rank_agreement,
+    reciprocal_rank_fusion,
+)
 from knowledge.tokenize import tokenize
 from knowledge.types import Passage
 
@@ -83,47 +86,84 @@ class Retriever:
             bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
             language = detect_language(query)
             readable = self.reads(language)
-            rows = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")[:top_k]
+            order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
+            rows = order[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            passages = [self._passage(r, float(c), float(bm25[r]), language) for r, c in zip(rows, cosines)]
-            results.append(passages if readable else self._lexical_scores(set(tokens), rows, passages))
+            terms = self.term_weights(tokens)
+            passages = []
+            for r, c in zip(rows, cosines):
+                evidence, units = self._evidence(r, float(c), qvec, bm25, terms, language, dense_rank, sparse_rank)
+                passages.append(self._passage(r, float(c), evidence, units, float(bm25[r]), readable))
+            results.append(passages)
         return results
 
     def reads(self, language: str) -> bool:
         """Whether the dense model reads questions in ``language`` ("en", "ko", "ja"; `dense_languages`)."""
         return self._dense_languages is None or language in self._dense_languages
 
-    def _lexical_scores(self, question: set[str], rows: list[int], passages: list[Passage]) -> list[Passage]:
-        """``passages`` with the lexical confidence of the question's tokens as ``score``
-        (`knowledge.scoring.lexical_coverage`)."""
+    def term_weights(self, tokens: list[str]) -> dict[str, float]:
+        """Lucene BM25 idf of each distinct token of a question, from the index's document frequencies;
+        a token no chunk contains gets the largest idf (it weighs most in coverage: a question about
+        something the corpus never mentions stays low)."""
         bm25 = self.index.bm25
+        if bm25 is None:
+            return {}
         vocab, indptr, n_docs = bm25.vocab_dict, bm25.scores["indptr"], bm25.scores["num_docs"]
-
-        def idf(token: str) -> float:  # Lucene's BM25 idf from the index's document frequencies
+        out = {}
+        for token in dict.fromkeys(tokens):
             df = int(indptr[vocab[token] + 1] - indptr[vocab[token]]) if token in vocab else 0
-            return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+            out[token] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        return out
 
-        return [replace(p, score=float(calibrate(lexical_coverage(
-            question, set(tokenize(self.index.chunks[r]["embedding_text"])), idf), LEXICAL_CALIBRATION)))
-            for r, p in zip(rows, passages)]
+    def _evidence(self, row: int, cosine: float, qvec: np.ndarray, bm25: np.ndarray, terms: dict[str, float],
+                  language: str, dense_rank: dict[int, int], sparse_rank: dict[int, int]) -> tuple[dict, tuple]:
+        """The evidence of chunk ``row`` (`knowledge.scoring.EVIDENCE_FEATURES`) and its units' cosines."""
+        shift = 0.0 if language == "en" else self.settings.answer.calibration.language_shift
+        units: tuple = ()
+        unit_best = cosine
+        if self.index.units is not None:
+            spans, vectors = self.index.units.of_row(row)
+            if len(spans):
+                sims = vectors @ qvec
+                units = tuple((int(a), int(b), float(x) + shift) for (a, b), x in zip(spans, sims))
+                unit_best = max(cosine, float(sims.max()))
+        known = [t for t in terms if t in self.index.bm25.vocab_dict]
+        evidence = {
+            "cosine": cosine + shift,
+            "unit_cosine": unit_best + shift,
+            "coverage": lexical_coverage(set(terms), self._tokens_in_row(row, known), terms.get),
+            "bm25_share": bm25_share(float(bm25[row]), [terms[t] for t in known], self.settings.retrieval.bm25_k1),
+            "agreement": rank_agreement(dense_rank.get(row), sparse_rank.get(row)),
+        }
+        return evidence, units
 
-    def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray, mode: str) -> list[int]:
-        """Allowed rows best first; ``bm25``: the query's BM25 score per chunk (0 where not allowed)."""
+    def _tokens_in_row(self, row: int, tokens: list[str]) -> set[str]:
+        """Which of ``tokens`` (all in the BM25 vocabulary) chunk ``row`` contains, read from the index's
+        sparse token → documents matrix instead of re-tokenizing the chunk."""
+        bm25 = self.index.bm25
+        vocab, indptr, indices = bm25.vocab_dict, bm25.scores["indptr"], bm25.scores["indices"]
+        return {t for t in tokens if np.any(indices[indptr[vocab[t]]:indptr[vocab[t] + 1]] == row)}
+
+    def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray,
+              mode: str) -> tuple[list[int], dict[int, int], dict[int, int]]:
+        """Allowed rows best first, and each candidate's rank (from 0) in the dense and the BM25 ranking;
+        ``bm25``: the query's BM25 score per chunk (0 where not allowed)."""
         n = self.settings.retrieval.candidates
         dense, similarity = self._dense_top(qvec, allowed, n) if mode != "bm25" else ([], {})
         sparse = _top_rows(bm25, n) if mode != "dense" else []
+        ranks = ({r: i for i, r in enumerate(dense)}, {r: i for i, r in enumerate(sparse)})
         if mode == "dense":
-            return dense
+            return dense, *ranks
         if mode == "bm25":
-            return sparse
+            return sparse, *ranks
         cfg = self.settings.retrieval
         if cfg.fusion == "rrf":
             fused = reciprocal_rank_fusion([dense, sparse], k=cfg.rrf_k)
         else:
             fused = convex_fusion(similarity, {i: float(bm25[i]) for i in sparse}, cfg.dense_weight)
-        return sorted(fused, key=lambda i: (-fused[i], i))
+        return sorted(fused, key=lambda i: (-fused[i], i)), *ranks
 
     def _dense_top(self, qvec: np.ndarray, allowed: np.ndarray, n: int) -> tuple[list[int], dict[int, float]]:
         """hnswlib's top ``n`` allowed rows, best first, and their cosine similarity (1 − cosine distance)."""
@@ -170,12 +210,16 @@ class Retriever:
                 return source.visibility
         return doc.get("visibility", "public")
 
-    def _passage(self, row: int, cosine: float, bm25: float, language: str) -> Passage:
-        """The chunk at ``row`` as a Passage; ``language`` is the question's (for the calibration's shift)."""
+    def _passage(self, row: int, cosine: float, evidence: dict, units: tuple, bm25: float,
+                 readable: bool) -> Passage:
+        """The chunk at ``row`` as a Passage scored from its ``evidence``: the profile's combined calibration
+        when the dense model reads the question, else the lexical confidence (`LEXICAL_CALIBRATION`)."""
         chunk = self.index.chunks[row]
         doc = self.index.documents[chunk["doc_id"]]
-        calibration = self.settings.answer.calibration
-        raw = cosine if language == "en" else cosine + calibration.language_shift
+        if readable:
+            score = evidence_score(evidence, self.settings.answer.calibration)
+        else:
+            score = float(calibrate(evidence["coverage"], LEXICAL_CALIBRATION))
         return Passage(
             chunk_id=chunk["chunk_id"],
             doc_id=chunk["doc_id"],
@@ -184,11 +228,13 @@ class Retriever:
             url=doc["url"],
             heading_path=tuple(chunk["heading_path"]),
             text=chunk["text"],
-            score=float(calibrate(raw, calibration)),
+            score=score,
             dense_score=cosine,
             bm25_score=bm25,
             last_modified=datetime.fromisoformat(doc["last_modified"]),
             visibility=self._visibility(doc),
+            evidence={k: round(v, 4) for k, v in evidence.items()},
+            unit_scores=units,
         )
 
 

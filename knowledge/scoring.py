@@ -56,6 +56,36 @@ def lexical_coverage(question_tokens: set[str], passage_tokens: set[str], idf) -
     return sum(w for t, w in weights.items() if t in passage_tokens) / total if total > 0 else 0.0
 
 
+def combine(evidence: dict[str, float], cfg: CalibrationConfig) -> float:
+    """The raw value the calibration anchors map: ``Σ cfg.weights[f] · evidence[f]``; with no weights
+    (an old config) the cosine alone, as before issue 9."""
+    if not cfg.weights:
+        return float(evidence.get("cosine", 0.0))
+    return float(sum(w * float(evidence.get(f, 0.0)) for f, w in cfg.weights.items()))
+
+
+def evidence_score(evidence: dict[str, float], cfg: CalibrationConfig) -> float:
+    """A passage's confidence score in [0, 1]: `calibrate` of `combine`."""
+    return float(calibrate(combine(evidence, cfg), cfg))
+
+
+def bm25_share(bm25: float, term_idf: list[float], k1: float) -> float:
+    """A passage's BM25 score as a share of the most any passage could score for this question, in [0, 1].
+
+    Lucene's BM25 term weight idf · tf·(k1+1) / (tf + k1·norm) tends to idf·(k1+1) as tf grows, so
+    Σ idf·(k1+1) over the question's tokens bounds the score (Robertson & Zaragoza, 2009, §3.4): the share
+    is comparable across questions, unlike the raw score. 0 when the question has no tokens.
+    """
+    bound = sum(term_idf) * (k1 + 1)
+    return min(1.0, bm25 / bound) if bound > 0 else 0.0
+
+
+def rank_agreement(dense_rank: int | None, sparse_rank: int | None) -> float:
+    """How strongly both rankings put a passage on top, in [0, 1]: the mean of 1/(1+rank) over the dense
+    and the BM25 ranking (ranks from 0; absent from one ranking counts 0 for it). 1 = first in both."""
+    return sum(1.0 / (1 + r) for r in (dense_rank, sparse_rank) if r is not None) / 2
+
+
 def band(score: float, cfg: AnswerConfig) -> str | None:
     """``"high"`` (score >= cfg.high), ``"low"`` (cfg.low <= score < cfg.high) or None (excluded)."""
     if score >= cfg.high:

@@ -32,6 +32,10 @@ class Passage:
         confidence: ``"high"`` or ``"low"`` (band of ``score``); ``""`` for raw search results.
         last_modified: source modification time, timezone-aware UTC.
         visibility: ``"public"`` or ``"restricted"``.
+        evidence: what ``score`` was combined from (`knowledge.scoring.EVIDENCE_FEATURES` → value):
+            cosine, best unit cosine, IDF-weighted coverage, BM25 share, rank agreement.
+        unit_scores: ``((start, end, cosine), ...)`` of the chunk's embedded answer units against the
+            question (`knowledge.sentences`); empty when the index has no unit vectors.
     """
 
     chunk_id: str
@@ -47,6 +51,8 @@ class Passage:
     last_modified: datetime
     confidence: str = ""
     visibility: str = "public"
+    evidence: dict = field(default_factory=dict, compare=False)
+    unit_scores: tuple = field(default=(), compare=False)
 
     @property
     def heading(self) -> str:

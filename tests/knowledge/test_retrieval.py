@@ -6,6 +6,7 @@ import json
 import shutil
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 
 from config import REAL_CORPORA_CONFIG, Settings, SourceConfig, load_settings
@@ -229,8 +230,14 @@ def test_language_shift_raises_every_score_of_a_non_english_question_alike(sampl
     shifted = replace(settings, answer=replace(settings.answer, calibration=replace(
         settings.answer.calibration, language_shift=0.1)))
 
+    qvec = sample_kb.embedder.embed(["refund"], kind="query")[0]
+    bm25 = np.zeros(len(index.chunks), dtype=np.float32)
+
     def score(s, row: int, question_language: str) -> float:
-        return Retriever(index, sample_kb.embedder, s)._passage(row, 0.5, 0.0, question_language).score
+        retriever = Retriever(index, sample_kb.embedder, s)
+        evidence, units = retriever._evidence(row, 0.5, qvec, bm25, {}, question_language, {}, {})
+        evidence["unit_cosine"] = evidence["cosine"]  # the same raw cosine on both pages
+        return retriever._passage(row, 0.5, evidence, units, 0.0, readable=True).score
 
     for row in (korean, english):  # a Korean question: every page moves up by the same raw amount
         assert score(shifted, row, "ko") > score(settings, row, "ko")

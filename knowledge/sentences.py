@@ -1,0 +1,211 @@
+"""Answer units of a chunk: sentences, list items, table rows and code blocks, with their offsets.
+
+A direct answer is one to three of these units (issue 9: "lead with the answer"), and a supporting quote is
+a run of whole units around the evidence, so a reply never starts or ends mid-sentence. The same split runs
+at ingest (each candidate unit is embedded once, `knowledge.sync`) and at answer time (to show the units),
+so it must stay deterministic: `UNITS_VERSION` is recorded in the index manifest and a new version makes
+the next sync embed the units again.
+
+Markdown tables become readable text (``Plan: Team · Price: $12``) because Slack does not render them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import regex
+
+#: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
+UNITS_VERSION = 1
+
+SENTENCE = "sentence"
+ITEM = "item"
+ROW = "row"
+CODE = "code"
+HEADING = "heading"
+#: Kinds that can be a direct answer (and are embedded at ingest).
+ANSWER_KINDS = (SENTENCE, ITEM, ROW)
+#: Most units per chunk embedded at ingest: a 200-token chunk rarely has more; bounds ingest cost.
+MAX_UNITS_PER_CHUNK = 24
+
+_FENCE = regex.compile(r"^\s*(```|~~~)")
+_TABLE_LINE = regex.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = regex.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_HEADING = regex.compile(r"^\s*#{1,6}\s+\S")
+_ITEM = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+#: A sentence ends at . ! ? (or the CJK full stops) followed by space and a likely sentence start; CJK
+#: full stops need no space. Abbreviations ("e.g.", "i.e.", "etc.", "vs.") and decimals are no ends.
+_SENTENCE_END = regex.compile(
+    r"(?<![\s(](?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Ms|Dr|No|St|Jr|Inc|Ltd|U\.S))(?<=[.!?])\s+(?=[\p{Lu}\d\"'(\[*_`\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}])"
+    r"|(?<=[。！？])\s*"
+)
+_MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_LINK = regex.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_WORD = regex.compile(r"[\p{L}\p{N}]+")
+_CJK = regex.compile(r"[\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of a chunk's text.
+
+    Attributes:
+        start, end: character offsets into the chunk text (``text[start:end]`` is the raw Markdown).
+        kind: ``"sentence"``, ``"item"``, ``"row"``, ``"code"`` or ``"heading"``.
+        display: the unit as readable text: inline Markdown links become their label, a table row
+            becomes ``header: cell · header: cell``; code keeps its fences.
+        partial: True when the unit is the cut-off end of a sentence from the previous chunk (the chunker's
+            overlap) or is cut at the chunk's end: never shown as the start of a quote or as an answer.
+    """
+
+    start: int
+    end: int
+    kind: str
+    display: str
+    partial: bool = False
+
+    @property
+    def answerable(self) -> bool:
+        """Whether this unit can be (part of) a direct answer: a whole sentence, list item or table row
+        with at least a few words (3 Latin words or 6 CJK characters)."""
+        if self.kind not in ANSWER_KINDS or self.partial:
+            return False
+        return len(_WORD.findall(self.display)) >= 3 or len(_CJK.findall(self.display)) >= 6
+
+
+def split_units(text: str) -> list[Unit]:
+    """Units of a chunk's text in reading order; together they cover every non-blank line.
+
+    Args:
+        text: the chunk text (Markdown).
+
+    Returns:
+        Units with offsets into ``text``; never raises on any input.
+    """
+    units: list[Unit] = []
+    lines = _lines_with_offsets(text)
+    i = 0
+    while i < len(lines):
+        start, line = lines[i]
+        if not line.strip():
+            i += 1
+        elif _FENCE.match(line):
+            i = _code_block(lines, i, text, units)
+        elif _TABLE_LINE.match(line):
+            i = _table(lines, i, units)
+        elif _HEADING.match(line):
+            units.append(Unit(start, start + len(line), HEADING, _clean(line.lstrip("# "))))
+            i += 1
+        else:
+            i = _paragraph(lines, i, units)
+    return _mark_partial(units, text)
+
+
+def unit_hash(display: str) -> str:
+    """Content hash of a unit's display text for the embedding cache (kept apart from chunk hashes)."""
+    return hashlib.sha256(("unit\x00" + display).encode("utf-8")).hexdigest()
+
+
+def embeddable_units(text: str) -> list[Unit]:
+    """The units of ``text`` that are embedded at ingest: answerable ones, at most `MAX_UNITS_PER_CHUNK`."""
+    return [u for u in split_units(text) if u.answerable][:MAX_UNITS_PER_CHUNK]
+
+
+def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
+    out, offset = [], 0
+    for line in text.split("\n"):
+        out.append((offset, line))
+        offset += len(line) + 1
+    return out
+
+
+def _code_block(lines, i: int, text: str, units: list[Unit]) -> int:
+    start, first = lines[i]
+    fence = _FENCE.match(first).group(1)
+    j = i + 1
+    while j < len(lines) and not lines[j][1].strip().startswith(fence):
+        j += 1
+    last = min(j, len(lines) - 1)
+    end = lines[last][0] + len(lines[last][1])
+    units.append(Unit(start, end, CODE, text[start:end]))
+    return j + 1
+
+
+def _table(lines, i: int, units: list[Unit]) -> int:
+    header: list[str] | None = None
+    j = i
+    while j < len(lines) and _TABLE_LINE.match(lines[j][1]):
+        start, line = lines[j]
+        cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+        following = lines[j + 1][1] if j + 1 < len(lines) else ""
+        if _TABLE_RULE.match(line):
+            pass
+        elif header is None and _TABLE_RULE.match(following):
+            header = cells
+        else:
+            units.append(Unit(start, start + len(line), ROW, _row_text(header, cells)))
+        j += 1
+    return j
+
+
+def _row_text(header: list[str] | None, cells: list[str]) -> str:
+    """``Plan: Team · Price: $12`` (with a header of the same width), else the cells joined by " · "."""
+    if header and len(header) == len(cells):
+        return " · ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
+    return " · ".join(c for c in cells if c)
+
+
+def _paragraph(lines, i: int, units: list[Unit]) -> int:
+    """A paragraph or list item (wrapped lines joined) split into sentences; returns the next line index."""
+    start, first = lines[i]
+    kind = ITEM if _ITEM.match(first) else SENTENCE
+    j = i + 1
+    while j < len(lines):
+        line = lines[j][1]
+        if (not line.strip() or _ITEM.match(line) or _FENCE.match(line) or _TABLE_LINE.match(line)
+                or _HEADING.match(line)):
+            break
+        j += 1
+    end = lines[j - 1][0] + len(lines[j - 1][1])
+    block = _text_between(lines, i, j)
+    if kind == ITEM:
+        units.append(Unit(start, end, ITEM, _clean(_ITEM.sub("", block, count=1))))
+        return j
+    position = 0
+    for piece in _SENTENCE_END.split(block):
+        if piece is None:
+            continue
+        found = block.find(piece, position) if piece else -1
+        if not piece.strip() or found < 0:
+            continue
+        position = found + len(piece)
+        units.append(Unit(start + found, start + position, SENTENCE, _clean(piece)))
+    return j
+
+
+def _text_between(lines, i: int, j: int) -> str:
+    """Lines i..j-1 with their newlines, exactly as in the chunk (offsets stay valid)."""
+    return "\n".join(line for _, line in lines[i:j])
+
+
+def _clean(text: str) -> str:
+    """Readable text: link labels instead of Markdown links, no emphasis markers, one space between words."""
+    text = _LINK.sub(r"\1", text)
+    text = _MARKUP.sub("", text)
+    return " ".join(text.split())
+
+
+def _mark_partial(units: list[Unit], text: str) -> list[Unit]:
+    """Mark the chunk's first unit partial when it continues a sentence (the chunker's overlap starts
+    mid-sentence: a lowercase letter or punctuation first), and the last when it stops without an end mark."""
+    if not units:
+        return units
+    first = units[0]
+    if first.kind == SENTENCE and first.display and (first.display[0].islower() or first.display[0] in ",;:)]}'`…-"):
+        units[0] = Unit(first.start, first.end, first.kind, first.display, partial=True)
+    last = units[-1]
+    if (last.kind == SENTENCE and len(units) > 1 and not regex.search(r"[.!?。！？:)\"'`]\s*$", last.display)
+            and len(_WORD.findall(last.display)) < 6):
+        units[-1] = Unit(last.start, last.end, last.kind, last.display, partial=True)
+    return units
