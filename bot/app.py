@@ -24,6 +24,7 @@ from bot.alert_buttons import handle_alert_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
+from bot.slack_gate import GatedApp
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
@@ -69,7 +70,8 @@ def build_app(
         signing_secret: verifies request signatures in HTTP mode (bad signature or stale timestamp → 401).
         executor: thread pool for retrieval and SQLite; default 2 workers (one per core).
     """
-    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=False)
+    # The gate answers malformed payloads (wrong field types, not JSON) before Bolt reads them.
+    app = GatedApp(client=client, signing_secret=signing_secret, process_before_response=False)
     responder = Responder(kb, store, settings, executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="minerva"))
 
     @app.event("app_mention")
@@ -116,7 +118,8 @@ def build_app(
 
     @app.event("app_home_opened")
     async def on_home(event: dict, client: AsyncWebClient) -> None:
-        await responder.publish_home(client, event["user"])
+        if event.get("user"):
+            await responder.publish_home(client, event["user"])
 
     @app.event({"type": re.compile(r"^(tokens_revoked|app_uninstalled)$")})
     async def on_revoked(event: dict) -> None:
@@ -175,7 +178,7 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
 async def _record_flag(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
     """"Report a wrong answer": one flag per answer and user (the design's hallucination flag)."""
     user = body.get("user", {}).get("id", "")
-    answer_id = action.get("value", "")
+    answer_id = action.get("value") or ""
     try:
         loop = asyncio.get_running_loop()
         stored = await loop.run_in_executor(executor, store.record_flag, answer_id, user)

@@ -30,6 +30,7 @@ from aiohttp.test_utils import TestServer
 from bot.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
 from bot.blocks import FEEDBACK_ACTION
 from bot.replies import FAILURE_TEXT, NO_WORDS_TEXT, NOT_READY_TEXT
+from bot.slack_gate import MALFORMED_TEXT, UNSUPPORTED_TEXT
 from bot.server import EVENTS_PATH, create_web_app
 from feedback import FeedbackStore
 from knowledge import KnowledgeBase
@@ -439,6 +440,73 @@ async def test_bad_signature_and_stale_timestamp_are_rejected(bot: Bot) -> None:
     await asyncio.sleep(QUIET_SECONDS)
     assert bot.fake.calls_to("chat.postMessage") == []
     assert bot.answer_rows() == []
+
+
+# --- malformed traffic -------------------------------------------------------------------------------------
+
+
+def interactive(payload: dict) -> bytes:
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+CLICK = {"type": "block_actions", "user": {"id": "U1"}, "channel": {"id": "C1"}, "team": {"id": "T1"},
+         "container": {"channel_id": "C1", "message_ts": "1700000001.000001"}, "api_app_id": "A1"}
+
+
+async def test_a_numeric_button_value_gets_200_and_a_private_reply(bot: Bot) -> None:
+    await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    body = interactive({**CLICK, "actions": [{"action_id": FEEDBACK_ACTION, "value": 12345}]})
+
+    assert await bot.post(body) == 200
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"].items() >= {"channel": "C1", "user": "U1", "text": MALFORMED_TEXT}.items()
+    assert bot.vote_rows() == []
+    assert await bot.click(f"up:{answer_id_of(message)}", answer_message=message) == 200  # the app is fine
+    await bot.fake.wait_for("chat.postEphemeral", count=2)
+    assert len(bot.vote_rows()) == 1
+
+
+@pytest.mark.parametrize("body", [
+    b"{not json", b"payload=%7Bnot+json", interactive([1, 2]), b"", b"[1, 2]",
+    interactive({**CLICK, "actions": []}), interactive({**CLICK, "actions": "x"}), interactive({"type": "block_actions"}),
+    json.dumps({"type": "event_callback", "event": "x"}).encode(), json.dumps({"type": "event_callback"}).encode(),
+    json.dumps({"type": "event_callback", "event": {"type": "app_mention", "text": 7, "channel": "C1"}}).encode(),
+    json.dumps({"type": "event_callback", "event": {"type": "app_home_opened"}}).encode(),
+    json.dumps({"type": "event_callback", "authorizations": "x", "event": {"type": "app_mention"}}).encode(),
+    b'{"a": ' * 5000 + b"1" + b"}" * 5000,  # nesting deeper than json can parse
+], ids=lambda b: b[:30].decode("utf-8", "replace"))
+async def test_signed_malformed_bodies_get_200_and_no_traceback(bot: Bot, body: bytes, capsys, caplog) -> None:
+    assert await bot.post(body) == 200
+    await asyncio.sleep(0.1)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert bot.fake.calls_to("chat.postMessage") == []
+
+
+async def test_unsigned_or_garbled_bodies_get_400(bot: Bot) -> None:
+    body = interactive({**CLICK, "actions": [{"action_id": FEEDBACK_ACTION, "value": "up:x"}]})
+    async with bot.session.post(bot.server.make_url(EVENTS_PATH), data=body) as response:
+        assert response.status == 400
+    garbled = b"payload=\xff\xfe" + bytes([0xFF, 0xFE])
+    async with bot.session.post(bot.server.make_url(EVENTS_PATH), data=garbled,
+                                headers={"X-Slack-Signature": "v0=00", "X-Slack-Request-Timestamp": str(int(time.time()))}) as response:
+        assert response.status == 400
+    assert bot.fake.calls_to("chat.postEphemeral") == []
+
+
+async def test_a_click_on_a_retired_button_gets_200_and_a_private_reply(bot: Bot) -> None:
+    assert await bot.post(interactive({**CLICK, "actions": [{"action_id": "minerva_retired", "value": "x"}]})) == 200
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == UNSUPPORTED_TEXT
+
+
+async def test_url_verification_passes_the_gate(bot: Bot) -> None:
+    body = json.dumps({"type": "url_verification", "token": "t", "challenge": "c-123"}).encode()
+    headers = signed_request_headers(SECRET, body)
+    async with bot.session.post(bot.server.make_url(EVENTS_PATH), data=body, headers=headers) as response:
+        assert response.status == 200 and (await response.json()) == {"challenge": "c-123"}
 
 
 async def test_healthz(bot: Bot) -> None:
