@@ -33,10 +33,12 @@ _URL_BREAKERS = regex.compile(r"[<>|\s]")
 
 @dataclass(frozen=True)
 class SlackMessage:
-    """``text`` (notification fallback) and ``blocks`` for one chat.postMessage."""
+    """``text`` (notification fallback) and ``blocks`` for one chat.postMessage; ``fingerprints`` names the
+    alerts whose items it carries (so a failed post leaves exactly those undelivered)."""
 
     text: str
     blocks: list[dict]
+    fingerprints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ def digest_messages(digest: Digest, *, top_items: int = 3, chart_attached: bool 
         _section(_counts_line(digest)),
     ]
     main, used_chars = list(head), _chars(head)
+    in_main: list[str] = []
     overflow: list[tuple[DigestGroup, list[DigestItem]]] = []
     for group in digest.groups:
         group_head = _section(_group_title(group))
@@ -72,6 +75,7 @@ def digest_messages(digest: Digest, *, top_items: int = 3, chart_attached: bool 
                 break
             main.extend(blocks)
             used_chars += _chars(blocks)
+            in_main.append(item.fingerprint)
             shown += 1
         rest = group.items[shown:]
         if rest:
@@ -82,7 +86,7 @@ def digest_messages(digest: Digest, *, top_items: int = 3, chart_attached: bool 
         main.append(_section("Nothing firing on this route. :white_check_mark:"))
     main.append(_context(_footer(digest, chart_attached, sum(len(rest) for _, rest in overflow))))
     thread = _overflow_messages(overflow)
-    return DigestMessages(SlackMessage(_fallback(fallback), main), thread)
+    return DigestMessages(SlackMessage(_fallback(fallback), main, tuple(in_main)), thread)
 
 
 def alert_messages(notices: list[Notice]) -> list[tuple[list[Notice], SlackMessage]]:
@@ -106,7 +110,7 @@ def alert_messages(notices: list[Notice]) -> list[tuple[list[Notice], SlackMessa
         lead = _LEADS.get(batch[0].kind, "Alert")
         text = f"{lead}: {first.alert} · {first.summary}" if len(batch) == 1 else \
             f"{len(batch)} critical alerts: " + ", ".join(sorted({n.alert.alert for n in batch}))
-        messages.append((batch, SlackMessage(_fallback(text), blocks)))
+        messages.append((batch, SlackMessage(_fallback(text), blocks, tuple(n.alert.fingerprint for n in batch))))
     return messages
 
 
@@ -166,6 +170,7 @@ def _item_blocks(item: DigestItem) -> list[dict]:
 def _overflow_messages(overflow: list[tuple[DigestGroup, list[DigestItem]]]) -> list[SlackMessage]:
     messages: list[SlackMessage] = []
     blocks: list[dict] = []
+    carried: list[str] = []
     chars = 0
     for group, items in overflow:
         current_group = None
@@ -174,14 +179,15 @@ def _overflow_messages(overflow: list[tuple[DigestGroup, list[DigestItem]]]) -> 
             head = [] if current_group is group and blocks else [_section(_group_title(group) + " (continued)")]
             if blocks and (len(blocks) + len(head) + len(item_blocks) > BLOCK_LIMIT
                            or chars + _chars(head + item_blocks) > MESSAGE_CHAR_BUDGET):
-                messages.append(SlackMessage(f"Digest, continued ({len(messages) + 1})", blocks))
-                blocks, chars = [], 0
+                messages.append(SlackMessage(f"Digest, continued ({len(messages) + 1})", blocks, tuple(carried)))
+                blocks, carried, chars = [], [], 0
                 head = [_section(_group_title(group) + " (continued)")]
             blocks.extend(head + item_blocks)
+            carried.append(item.fingerprint)
             chars += _chars(head + item_blocks)
             current_group = group
     if blocks:
-        messages.append(SlackMessage(f"Digest, continued ({len(messages) + 1})", blocks))
+        messages.append(SlackMessage(f"Digest, continued ({len(messages) + 1})", blocks, tuple(carried)))
     return messages
 
 

@@ -1,10 +1,12 @@
 """Posting alerts and digests to Slack with the bot's AsyncWebClient (`jobs.notify.Notifier`).
 
 Posts are paced per channel (about one message per second, notes/slack.md); HTTP 429 is retried by the
-client's `AsyncRateLimitErrorRetryHandler` (`bot.app.make_client`). A Slack error never raises: it comes
-back as a `Delivery` with the error code and a log line saying how to fix it (``not_in_channel`` → invite
-the bot), and `jobs.notify` turns it into a ``slack_delivery_failed`` alert. After ``invalid_auth`` or
-``token_revoked`` the notifier stops posting (bolt-python#121).
+client's `AsyncRateLimitErrorRetryHandler` (`bot.app.make_client`: 3 retries, so a fourth 429 in a row fails
+the post). A Slack error never raises: it comes back as a `Delivery` with the error code and a log line
+saying how to fix it (``not_in_channel`` → invite the bot), and `jobs.notify` turns it into a critical
+``slack_delivery_failed`` alert and posts the items again on the next sweep. After ``invalid_auth`` or
+``token_revoked`` the notifier logs one critical line saying what to do and stops posting until restart
+(`SlackNotifier.paused`; bolt-python#121).
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ class SlackNotifier:
         self.pacer = ChannelPacer(seconds_between_posts)
         self.revoked: str | None = None
 
+    @property
+    def paused(self) -> str | None:
+        """The fatal Slack error (``token_revoked`` …) after which nothing is posted; None while posting works."""
+        return self.revoked
+
     async def post_alerts(self, channel: str, notices: list[Notice]) -> list[Delivery]:
         """Post critical alerts (with Ack / Silence buttons) to ``channel``, batched (`alert_messages`);
         stops at the first failed message, so the rest stay due."""
@@ -81,21 +88,25 @@ class SlackNotifier:
                 break
         return deliveries
 
-    async def post_digest(self, channel: str, digest: Digest, chart_png: bytes | None = None) -> Delivery:
+    async def post_digest(self, channel: str, digest: Digest, chart_png: bytes | None = None) -> list[Delivery]:
         """Post a digest: the main message, its overflow as thread replies, then the chart (if any) in the thread.
 
         Returns:
-            The main message's delivery; failed thread replies or uploads are logged, not returned.
+            One delivery per message posted or tried, the main message first, each naming the alerts it
+            carried (``fingerprints``); stops after the main message when that fails (its thread has no
+            parent). A failed chart upload is logged, not returned.
         """
         messages = digest_messages(digest, top_items=self.top_items, chart_attached=chart_png is not None)
-        delivery = await self._post(channel, messages.main)
-        if not delivery.ok:
-            return delivery
+        main = await self._post(channel, messages.main)
+        deliveries = [dataclasses.replace(main, fingerprints=messages.main.fingerprints)]
+        if not main.ok:
+            return deliveries
         for reply in messages.thread:
-            await self._post(channel, reply, thread_ts=delivery.ts)
+            delivery = await self._post(channel, reply, thread_ts=main.ts)
+            deliveries.append(dataclasses.replace(delivery, fingerprints=reply.fingerprints))
         if chart_png is not None:
-            await self._upload_chart(channel, chart_png, digest, thread_ts=delivery.ts)
-        return delivery
+            await self._upload_chart(channel, chart_png, digest, thread_ts=main.ts)
+        return deliveries
 
     async def _post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None) -> Delivery:
         if self.revoked:
@@ -126,9 +137,11 @@ class SlackNotifier:
 
     def _failed(self, channel: str, error: str, *, what: str = "post") -> Delivery:
         if error in FATAL_ERRORS:
+            if not self.revoked:  # one critical line; later posts return at once (see `_post`)
+                log.critical("slack.access_revoked", channel=channel, error=error,
+                             fix="the bot token is dead: reinstall the Slack app, update SLACK_BOT_TOKEN and restart "
+                                 "`minerva serve`; alert and digest posts are paused until then")
             self.revoked = error
-            log.error("slack.access_revoked", channel=channel, error=error,
-                      fix="reinstall the Slack app and update SLACK_BOT_TOKEN; alert posts are paused until restart")
         else:
             log.error(f"slack.{what}_failed", channel=channel, error=error,
                       fix=_FIXES.get(error, "see https://api.slack.com/methods/chat.postMessage#errors"))

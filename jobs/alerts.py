@@ -46,7 +46,7 @@ from jobs.findings import Finding
 __all__ = [
     "ROUTES", "STATES", "Alert", "AlertStatus", "AlertingError", "AmbiguousFingerprint", "Evaluation", "Notice",
     "Transition", "UnknownAlert", "acknowledge", "collection_of", "due_notices", "evaluate", "fingerprint",
-    "firing_counts", "get_alert", "list_alerts", "record_delivery", "resolve_fingerprint",
+    "firing_counts", "get_alert", "list_alerts", "record_delivery", "resolve_fingerprint", "undelivered",
 ]
 
 STATES = ("pending", "firing", "resolved")
@@ -267,6 +267,22 @@ def record_delivery(store, notices: list[Notice], *, channel: str, ts: str | Non
                     "notify_count = notify_count + 1 WHERE fingerprint = ?",
                     [at, notice.alert.fingerprint],
                 )
+
+
+def undelivered(store, *, route: str) -> list[str]:
+    """Fingerprints of firing alerts whose last post on ``route`` failed (``record_delivery`` with an error),
+    oldest first: the items a sweep posts again.
+
+    Raises:
+        StoreUnavailable: SQLite failed.
+    """
+    with reading(store) as db:
+        found = rows(db, "SELECT n.fingerprint FROM alert_notifications n JOIN ("
+                         "  SELECT fingerprint, max(notification_id) AS last FROM alert_notifications"
+                         "  WHERE route = ? GROUP BY fingerprint) m ON m.last = n.notification_id "
+                         "JOIN alerts a ON a.fingerprint = n.fingerprint "
+                         "WHERE n.error IS NOT NULL AND a.state = 'firing' ORDER BY n.notification_id", [route])
+    return [r["fingerprint"] for r in found]
 
 
 def acknowledge(store, fingerprint_or_prefix: str, *, by: str, now: datetime) -> Alert:

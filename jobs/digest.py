@@ -7,6 +7,7 @@ severity in their header, so a reader sees the whole picture.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -81,6 +82,13 @@ class Digest:
     def empty(self) -> bool:
         """True when no alert of this route is listed."""
         return not self.groups
+
+    def only(self, fingerprints) -> Digest:
+        """This digest with just the items of ``fingerprints`` (to post again what could not be delivered)."""
+        keep = set(fingerprints)
+        groups = [dataclasses.replace(g, items=[i for i in g.items if i.fingerprint in keep]) for g in self.groups]
+        return dataclasses.replace(self, groups=[g for g in groups if g.items],
+                                   notices=[n for n in self.notices if n.alert.fingerprint in keep])
 
 
 def build_digest(store, config: AlertsConfig, *, kind: str, now: datetime) -> Digest:

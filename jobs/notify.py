@@ -2,9 +2,12 @@
 
 `jobs` knows nothing of Slack: ``minerva serve`` hands the runner a notifier (`bot.digests.SlackNotifier`)
 that posts and reports each post as a `Delivery`. Here the alert state is read before and written after,
-off the event loop. A post that fails (``not_in_channel``, …) leaves its alerts un-notified, so the next
-sweep tries again, and raises a ``slack_delivery_failed`` alert for that channel; a later successful post
-resolves it.
+off the event loop. A post that fails (``not_in_channel``, four 429s in a row, …) is recorded as undelivered
+(an ``alert_notifications`` row with the error): critical alerts stay due, and digest items are posted again
+by the next sweep (`resend_undelivered`, from the ``critical_notifications`` job). It also raises a critical
+``slack_delivery_failed`` alert for that channel, posted to the alert channel (never to the failing channel:
+when the alert channel itself fails, the log at error level is all that is left); a later successful post
+resolves it. While the notifier is paused (a dead token) nothing is posted or recorded: no row per sweep.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ import structlog
 
 from config.alerts import AlertsConfig
 from jobs import alerts
-from jobs.digest import Digest, build_digest
+from jobs.digest import KINDS, Digest, build_digest
 from jobs.findings import Finding
 
 log = structlog.get_logger(__name__)
 DELIVERY_ALERT = "slack_delivery_failed"
+
+
+class Undelivered(Exception):
+    """Some posts of a job could not be delivered; the message names the channel and Slack's error.
+    The runner records the run as failed (never "ok")."""
 
 
 @dataclass(frozen=True)
@@ -41,14 +49,23 @@ class Delivery:
 
 
 class Notifier(Protocol):
-    """Posts alerts and digests somewhere (Slack in production, a fake in tests); never raises."""
+    """Posts alerts and digests somewhere (Slack in production, a fake in tests); never raises.
+
+    Attributes:
+        paused: the fatal error (e.g. ``token_revoked``) after which the notifier posts nothing; None while
+            posting works.
+    """
+
+    paused: str | None
 
     async def post_alerts(self, channel: str, notices: list[alerts.Notice]) -> list[Delivery]:
         """Post due alerts (batched as the notifier sees fit); one delivery per message, naming its alerts.
         Stops after the first failed message."""
         ...
 
-    async def post_digest(self, channel: str, digest: Digest, chart_png: bytes | None = None) -> Delivery: ...
+    async def post_digest(self, channel: str, digest: Digest, chart_png: bytes | None = None) -> list[Delivery]:
+        """Post a digest; one delivery per message (main first), each naming the alerts it carried."""
+        ...
 
 
 async def notify_now(store, config: AlertsConfig, notifier: Notifier | None, *, now: datetime) -> list[Delivery]:
@@ -57,11 +74,16 @@ async def notify_now(store, config: AlertsConfig, notifier: Notifier | None, *, 
     Returns:
         One delivery per message; [] when nothing was due, no channel is configured, or there is no
         notifier (e.g. ``minerva jobs run`` without SLACK_BOT_TOKEN): the alerts stay due for the next sweep,
-        as do those of a failed post.
+        as do those of a failed post. While the notifier is paused, one failed delivery, and nothing recorded.
     """
     notices = await asyncio.to_thread(alerts.due_notices, store, config, route="now", now=now)
     channel = config.routing.alert_channel
     if not notices or not _can_post(notifier, channel, "alert_channel", len(notices)):
+        return []
+    if notifier.paused:
+        return [_paused(notifier, channel, notices)]
+    notices = _routable(notices, channel)
+    if not notices:
         return []
     deliveries = await notifier.post_alerts(channel, notices)
     by_fingerprint = {n.alert.fingerprint: n for n in notices}
@@ -69,7 +91,8 @@ async def notify_now(store, config: AlertsConfig, notifier: Notifier | None, *, 
         carried = [by_fingerprint[fp] for fp in delivery.fingerprints if fp in by_fingerprint]
         await asyncio.to_thread(alerts.record_delivery, store, carried, channel=channel, ts=delivery.ts,
                                 error=delivery.error, now=now)
-    await asyncio.to_thread(record_delivery_health, store, config, deliveries, now=now)
+    if not notifier.paused:  # a dead token is said once, by the notifier
+        await asyncio.to_thread(record_delivery_health, store, config, deliveries, now=now)
     return deliveries
 
 
@@ -87,11 +110,50 @@ async def send_digest(store, config: AlertsConfig, notifier: Notifier | None, *,
         return None
     if not _can_post(notifier, channel, f"{kind}_digest_channel", len(digest.notices)):
         return None
-    delivery = await notifier.post_digest(channel, digest, chart_png)
-    await asyncio.to_thread(alerts.record_delivery, store, digest.notices, channel=channel, ts=delivery.ts,
-                            error=delivery.error, now=now)
-    await asyncio.to_thread(record_delivery_health, store, config, [delivery], now=now)
-    return delivery
+    return await _post_digest(store, config, notifier, channel, digest, chart_png, now=now)
+
+
+async def resend_undelivered(store, config: AlertsConfig, notifier: Notifier | None, *, now: datetime) -> list[Delivery]:
+    """Post again, to their digest channel, the digest items whose last post failed (see `alerts.undelivered`).
+
+    Returns:
+        One delivery per digest kind that had items to resend ([] when none had, or nothing could be posted).
+    """
+    deliveries = []
+    for kind, (route, _) in KINDS.items():
+        fingerprints = await asyncio.to_thread(alerts.undelivered, store, route=route)
+        if not fingerprints:
+            continue
+        digest = (await asyncio.to_thread(build_digest, store, config, kind=kind, now=now)).only(fingerprints)
+        channel = config.routing.daily_digest_channel if kind == "daily" else config.routing.weekly_digest_channel
+        if digest.empty or not _can_post(notifier, channel, f"{kind}_digest_channel", len(digest.notices)):
+            continue
+        log.info("digest.resending", kind=kind, items=len(digest.notices), channel=channel)
+        deliveries.append(await _post_digest(store, config, notifier, channel, digest, None, now=now))
+    return deliveries
+
+
+async def _post_digest(store, config: AlertsConfig, notifier: Notifier, channel: str, digest: Digest,
+                       chart_png: bytes | None, *, now: datetime) -> Delivery:
+    """Post ``digest`` and record each item as delivered (with the main message's ts) or not (with the error).
+
+    Returns:
+        The digest's delivery: the main message's ``ts`` (None when it failed) and the first error, if any.
+    """
+    if notifier.paused:
+        return _paused(notifier, channel, digest.notices)
+    deliveries = await notifier.post_digest(channel, digest, chart_png)
+    main, error = deliveries[0], next((d.error for d in deliveries if not d.ok), None)
+    delivered = {fp for d in deliveries if d.ok for fp in d.fingerprints}
+    sent = [n for n in digest.notices if n.alert.fingerprint in delivered]
+    failed = [n for n in digest.notices if n.alert.fingerprint not in delivered]
+    await asyncio.to_thread(alerts.record_delivery, store, sent, channel=channel, ts=main.ts, now=now)
+    if failed:
+        await asyncio.to_thread(alerts.record_delivery, store, failed, channel=channel, ts=None,
+                                error=error or "undelivered", now=now)
+    if not notifier.paused:  # a dead token is said once, by the notifier; no alert rows per sweep
+        await asyncio.to_thread(record_delivery_health, store, config, deliveries, now=now)
+    return Delivery(channel, ts=main.ts, error=error, fingerprints=tuple(sorted(delivered)))
 
 
 def record_delivery_health(store, config: AlertsConfig, deliveries: list[Delivery], *, now: datetime) -> None:
@@ -101,11 +163,35 @@ def record_delivery_health(store, config: AlertsConfig, deliveries: list[Deliver
         by_channel.setdefault(delivery.channel, []).append(delivery)
     for channel, posted in by_channel.items():
         failed = [d for d in posted if not d.ok]
+        # Critical: posted at once to the alert channel, not in a digest that may be the very post failing.
         findings = [Finding(
-            alert=DELIVERY_ALERT, severity="warning", labels={"channel": channel}, value=len(failed), threshold=0,
+            alert=DELIVERY_ALERT, severity="critical", labels={"channel": channel}, value=len(failed), threshold=0,
             n=len(posted), summary=f"Slack refused posts to {channel}: {failed[-1].error}. {_fix_for(failed[-1].error)}",
         )] if failed else []
         alerts.evaluate(store, config, f"slack:{channel}", findings, now=now)
+
+
+def _routable(notices: list[alerts.Notice], channel: str) -> list[alerts.Notice]:
+    """``notices`` without the delivery failures of ``channel`` itself: posting those there cannot work, so
+    the error-level log lines of the failed posts are their only route."""
+    kept = [n for n in notices if not (n.alert.alert == DELIVERY_ALERT and n.alert.labels.get("channel") == channel)]
+    if len(kept) < len(notices):
+        log.error("alerts.delivery_alert_unroutable", channel=channel,
+                  fix="the alert channel itself refuses posts: see the slack.post_failed lines for the fix")
+    return kept
+
+
+def _paused(notifier: Notifier, channel: str, notices: list[alerts.Notice]) -> Delivery:
+    """A failed delivery for a paused notifier; nothing posted, nothing recorded (the cause was logged once)."""
+    log.warning("alerts.posting_paused", channel=channel, pending=len(notices), error=notifier.paused)
+    return Delivery(channel, error=notifier.paused, fingerprints=tuple(n.alert.fingerprint for n in notices))
+
+
+def failures_of(deliveries: list[Delivery | None]) -> str | None:
+    """One line naming the failed deliveries' channels and errors, e.g. ``"CDAILY: ratelimited"``; None if all
+    were delivered."""
+    failed = sorted({f"{d.channel}: {d.error}" for d in deliveries if d is not None and not d.ok})
+    return "; ".join(failed) or None
 
 
 def _can_post(notifier: Notifier | None, channel: str, setting: str, count: int) -> bool:

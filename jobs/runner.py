@@ -26,7 +26,7 @@ from config.alerts import AlertsConfig
 from jobs import alerts, runs
 from jobs._store import utcnow
 from jobs.findings import Finding, JobContext
-from jobs.notify import Notifier, notify_now, send_digest
+from jobs.notify import Delivery, Notifier, Undelivered, failures_of, notify_now, resend_undelivered, send_digest
 
 log = structlog.get_logger(__name__)
 
@@ -107,13 +107,26 @@ class JobRunner:
         # finishing together would post the same alert twice. Created on first use, on the running loop.
         self._notify_lock: asyncio.Lock | None = None
 
-    async def _notify_now(self, store, now: datetime) -> int:
+    async def _notify_now(self, store, now: datetime, *, resend: bool = False) -> list[Delivery]:
+        """Post due critical alerts (and, with ``resend``, the digest items a failed post left undelivered)."""
         async with self._lock():
-            return len(await notify_now(store, self.env.config, self.env.notifier, now=now))
+            deliveries = await notify_now(store, self.env.config, self.env.notifier, now=now)
+            if resend:
+                deliveries += await resend_undelivered(store, self.env.config, self.env.notifier, now=now)
+            return deliveries
 
     async def _send_digest(self, store, now: datetime, **kwargs) -> None:
+        """Post a digest; when it fails, post the resulting delivery alert at once and raise.
+
+        Raises:
+            Undelivered: some of the digest could not be posted (recorded; the next sweep posts it again).
+        """
         async with self._lock():
-            await send_digest(store, self.env.config, self.env.notifier, now=now, **kwargs)
+            delivery = await send_digest(store, self.env.config, self.env.notifier, now=now, **kwargs)
+        failed = failures_of([delivery])
+        if failed:
+            await self._notify_now(store, now)  # the slack_delivery_failed alert goes to the alert channel now
+            raise Undelivered(failed)
 
     def _lock(self) -> asyncio.Lock:
         if self._notify_lock is None:
@@ -174,6 +187,10 @@ class JobRunner:
         except asyncio.TimeoutError:
             outcome, error = "failed", f"timed out after {timeout:g} s (schedule.job_timeout_minutes)"
             log.error("job.timed_out", job=name, run_id=run_id, seconds=timeout)
+        except Undelivered as exc:  # loud but expected: no traceback; slack_delivery_failed says the rest
+            outcome, error = "failed", f"undelivered: {exc}"
+            paused = self.env.notifier is not None and self.env.notifier.paused
+            (log.warning if paused else log.error)("job.undelivered", job=name, run_id=run_id, error=error)
         except Exception as exc:  # the job failed: record it and raise an alert, never kill the scheduler
             outcome, error = "failed", f"{type(exc).__name__}: {exc}"
             # The traceback as plain text: a console renderer's pretty traceback takes ~1 s on the event loop.
@@ -181,6 +198,9 @@ class JobRunner:
         ended = self.env.clock()
         await asyncio.to_thread(runs.finish_run, store, run_id, outcome=outcome, error=error, findings=findings, now=ended)
         log.info("job.finished", job=name, run_id=run_id, outcome=outcome, findings=findings)
+        if error is not None and error.startswith("undelivered: "):
+            # Not a broken job: the delivery alert covers it, and job_failed would be one more post to fail.
+            return RunResult(name, run_id, outcome, error, findings)
         try:
             await self._job_health(store, name, error, ended)
         except Exception:
@@ -196,7 +216,11 @@ class JobRunner:
             await self._notify_now(store, now)
             return len(findings)
         if name == "critical_notifications":
-            return await self._notify_now(store, now)
+            deliveries = await self._notify_now(store, now, resend=True)
+            failed = failures_of(deliveries)
+            if failed:
+                raise Undelivered(failed)
+            return len(deliveries)
         if name == "daily_digest":
             await self._send_digest(store, now, kind="daily")
             return None

@@ -36,6 +36,7 @@ from jobs.alerts import evaluate, fingerprint
 from jobs.digest import build_digest
 from jobs.findings import Finding
 from jobs.notify import notify_now, send_digest
+from jobs.runner import JobEnv, JobRunner
 from jobs.report import NO_DATA, build_report
 from knowledge import KnowledgeBase
 from tests.fakes.fixtures import signed_request_headers
@@ -163,10 +164,74 @@ async def test_not_in_channel_is_logged_and_alerted_never_raised(store, config: 
     (failed,) = [s.alert for s in alerts.list_alerts(store, config, now=NOW) if s.alert.alert == "slack_delivery_failed"]
     assert failed.state == "firing" and failed.labels == {"channel": "CDAILY"} and "Invite the bot" in failed.summary
     assert {n.alert.last_notified_at for n in alerts.due_notices(store, config, route="daily", now=NOW)} == {None}
-    # Once the bot is invited, the next digest goes out (the failure alert is in it) and the failure resolves.
+    assert failed.severity == "critical"  # posted to the alert channel, not in the failing digest
+    # Once the bot is invited, the next digest goes out and the failure resolves.
     later = NOW + timedelta(minutes=1)
     assert (await send_digest(store, config, notifier_for(fake_slack), kind="daily", now=later)).ok
     assert alerts.get_alert(store, failed.fingerprint).state == "resolved"
+
+
+def runner_for(store_path: Path, settings, config: AlertsConfig, fake) -> JobRunner:
+    env = JobEnv(settings, store_path.parent, config, notifier=notifier_for(fake), clock=lambda: NOW)
+    return JobRunner(env, signal_jobs={})
+
+
+def notification_rows(store) -> list[dict]:
+    return list(store.db.query("SELECT fingerprint, channel, ts, error FROM alert_notifications ORDER BY notification_id"))
+
+
+async def test_four_429s_on_a_digest_reply_are_undelivered_alerted_and_resent_on_the_next_sweep(
+        tmp_path: Path, store, config: AlertsConfig, sample_settings, fake_slack) -> None:
+    fire(store, config, "bad_documents", bad_docs(5))  # 3 items in the main message, 2 in a thread reply
+    fake_slack.fail_next("chat.postMessage", status=429, retry_after=0, times=4, when=lambda body: "thread_ts" in body)
+    runner = runner_for(tmp_path / "minerva.sqlite", sample_settings, config, fake_slack)
+
+    with structlog.testing.capture_logs() as logs:
+        result = await runner.run("daily_digest")
+
+    assert result.outcome == "failed" and result.error == "undelivered: CDAILY: ratelimited"
+    assert [e["log_level"] for e in logs if e["event"] == "job.undelivered"] == ["error"]
+    posts = [c["body"] for c in fake_slack.calls_to("chat.postMessage")]
+    assert [p["channel"] for p in posts] == ["CDAILY"] + ["CDAILY"] * 4 + ["CALERTS"]  # the reply tried 4 times
+    assert "slack_delivery_failed" in posts[-1]["text"] and "CDAILY" in json.dumps(posts[-1]["blocks"])
+    rows = notification_rows(store)
+    assert sum(r["error"] is None for r in rows if r["channel"] == "CDAILY") == 3
+    undelivered = {r["fingerprint"] for r in rows if r["error"] == "ratelimited"}
+    assert len(undelivered) == 2 and set(alerts.undelivered(store, route="daily")) == undelivered
+
+    sweep = await runner.run("critical_notifications")  # five minutes later: the two items go out again
+
+    assert sweep.outcome == "ok"
+    resent = fake_slack.calls_to("chat.postMessage")[-1]["body"]
+    assert resent["channel"] == "CDAILY" and "thread_ts" not in resent
+    assert set(item_fingerprints(resent["blocks"])) == undelivered
+    assert alerts.undelivered(store, route="daily") == []
+    (failure,) = [s.alert for s in alerts.list_alerts(store, config, states=("firing", "resolved"), now=NOW)
+                  if s.alert.alert == "slack_delivery_failed"]
+    assert failure.state == "resolved"
+    assert await runner.run("critical_notifications") and len(fake_slack.calls_to("chat.postMessage")) == 7
+
+
+@pytest.mark.parametrize("error", ["token_revoked", "invalid_auth"])
+async def test_a_dead_token_logs_one_critical_line_pauses_posting_and_adds_no_rows(
+        tmp_path: Path, store, config: AlertsConfig, sample_settings, fake_slack, error: str) -> None:
+    fire(store, config, "security", [Finding("permission_leak", "critical", {"doc_id": "plans:x.md"}, 1, 0, 1, "leak")])
+    fire(store, config, "bad_documents", bad_docs(2))
+    fake_slack.fail_next("chat.postMessage", error=error, times=100)
+    runner = runner_for(tmp_path / "minerva.sqlite", sample_settings, config, fake_slack)
+
+    with structlog.testing.capture_logs() as logs:
+        first = await runner.run("critical_notifications")
+        rows_after_first = len(notification_rows(store))
+        later = [await runner.run(job) for job in ("critical_notifications", "daily_digest", "critical_notifications")]
+
+    assert first.outcome == "failed" and first.error == f"undelivered: CALERTS: {error}"
+    assert all(r.outcome == "failed" and error in r.error for r in later)
+    (critical,) = [e for e in logs if e["log_level"] == "critical"]
+    assert critical["event"] == "slack.access_revoked" and "reinstall the Slack app" in critical["fix"]
+    assert "SLACK_BOT_TOKEN" in critical["fix"]
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1  # paused after the first refusal
+    assert len(notification_rows(store)) == rows_after_first == 1
 
 
 async def test_critical_alerts_due_together_page_once_and_posts_to_one_channel_are_paced(

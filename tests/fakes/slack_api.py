@@ -31,6 +31,7 @@ import itertools
 import json
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -50,6 +51,7 @@ class _Failure:
     status: int
     error: str | None
     retry_after: int | None
+    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 class FakeSlack:
@@ -117,6 +119,7 @@ class FakeSlack:
         error: str | None = None,
         retry_after: int | None = None,
         times: int = 1,
+        when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         """Makes the next `times` calls to `method` fail (each call is still recorded).
 
@@ -125,6 +128,7 @@ class FakeSlack:
             fake.fail_next("chat.postMessage", status=429, retry_after=1)  # HTTP 429, Retry-After: 1
             fake.fail_next("chat.postMessage", error="not_in_channel")     # 200 {"ok": false, ...}
             fake.fail_next("auth.test", error="invalid_auth", times=3)
+            fake.fail_next("chat.postMessage", status=429, times=4, when=lambda body: "thread_ts" in body)
 
         Args:
             method: API method name, or ``"response_url"`` / ``"file_upload"``.
@@ -133,6 +137,7 @@ class FakeSlack:
                 ``"http_<status>"`` otherwise.
             retry_after: seconds for a ``Retry-After`` header; None sends no header.
             times: how many consecutive calls fail, >= 1.
+            when: only calls whose body (decoded as in `calls`) it accepts fail; others pass untouched.
 
         Raises:
             ValueError: `times` < 1, or status 200 without an `error` (that would not fail).
@@ -142,7 +147,7 @@ class FakeSlack:
         if status == 200 and error is None:
             raise ValueError("a status-200 failure needs an error string, e.g. error='not_in_channel'")
         for _ in range(times):
-            self._failures[method].append(_Failure(status, error, retry_after))
+            self._failures[method].append(_Failure(status, error, retry_after, when))
 
     def calls_to(self, method: str) -> list[dict[str, Any]]:
         """Returns the recorded calls to `method`, oldest first."""
@@ -179,7 +184,7 @@ class FakeSlack:
         method = request.match_info["method"]
         body = await _read_params(request)
         self._record(method, body, request)
-        failure = self._pop_failure(method)
+        failure = self._pop_failure(method, body)
         if failure is not None:
             return failure
         if "Authorization" not in request.headers and "token" not in body:
@@ -203,11 +208,12 @@ class FakeSlack:
             {"method": method, "body": body, "headers": dict(request.headers), "path": request.path}
         )
 
-    def _pop_failure(self, method: str) -> web.Response | None:
+    def _pop_failure(self, method: str, body: dict[str, Any] | None = None) -> web.Response | None:
         queue = self._failures.get(method)
-        if not queue:
+        failure = next((f for f in queue or () if f.when is None or f.when(body or {})), None)
+        if failure is None:
             return None
-        failure = queue.popleft()
+        queue.remove(failure)
         error = failure.error or ("ratelimited" if failure.status == 429 else f"http_{failure.status}")
         headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else None
         return web.json_response({"ok": False, "error": error}, status=failure.status, headers=headers)
