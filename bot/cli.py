@@ -272,7 +272,8 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
         rows = [
             {"rank": i, "doc_id": p.doc_id, "chunk_id": p.chunk_id, "title": p.title, "heading": p.heading,
              "url": p.url, "score": None if bm25_only else round(p.score, 4),
-             "dense": None if bm25_only else round(p.dense_score, 4), "bm25": round(p.bm25_score, 4), "text": p.text}
+             "dense": None if bm25_only else round(p.dense_score, 4), "bm25": round(p.bm25_score, 4),
+             "evidence": None if bm25_only else p.evidence, "text": p.text}
             for i, p in enumerate(passages, start=1)
         ]
         if as_json:
@@ -282,8 +283,17 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
         for r in rows:
             where = f"{r['title']} › {r['heading']}" if r["heading"] else r["title"]
             scores = (f"bm25 {r['bm25']:.1f}" if bm25_only
-                      else f"score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}")
+                      else f"score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}"
+                      + _evidence_line(r["evidence"]))
             click.echo(f"{r['rank']}. [{scores}] {where}  ({r['doc_id']})")
+
+
+def _evidence_line(evidence: dict | None) -> str:
+    """The rest of what the score was combined from (the score printed is the one that decides)."""
+    if not evidence:
+        return ""
+    return (f" · best sentence {evidence.get('unit_cosine', 0):.2f} · coverage {evidence.get('coverage', 0):.2f}"
+            f" · bm25 share {evidence.get('bm25_share', 0):.2f} · agreement {evidence.get('agreement', 0):.2f}")
 
 
 #: Characters of a query echoed back by `search` (a pasted 50,000-character query is not printed whole).
@@ -405,14 +415,16 @@ def eval_command(obj: Context, dataset: str, corpus_root: str | None, mode: str,
 @click.option("--languages", default=None,
               help="Question languages to fit on (comma-separated); default: those the model reads "
                    "(all-MiniLM-L6-v2: en; the multilingual profiles: all).")
-@click.option("--min-answered", default=0.9, show_default=True, type=click.FloatRange(0.01, 1.0))
+@click.option("--min-answered", default=0.95, show_default=True, type=click.FloatRange(0.01, 1.0))
 @click.pass_obj
 def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: str | None, min_answered: float) -> None:
-    """Fit the raw-cosine → score anchors of the configured model on a KB question set; prints the YAML.
+    """Fit the answer confidence of the configured model on a KB question set; prints the YAML.
 
-    Paste the printed block under `answer:` in your config.
+    The evidence of each retrieved passage (cosine, best sentence, coverage, BM25 share, rank agreement)
+    is combined by a logistic regression and the bands placed on the dev questions
+    (`knowledge.calibration.fit_confidence`). Paste the printed block under `answer:` in your config.
     """
-    from knowledge.calibration import fit_calibration
+    from knowledge.calibration import fit_confidence
     from knowledge.embedding_profiles import dense_languages
     from knowledge.kbeval import calibration_samples
 
@@ -421,11 +433,12 @@ def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: st
         languages = ",".join(sorted(readable)) if readable else None
     results = _kb_questions(obj, dataset, corpus_root, languages)
     try:
-        fitted = fit_calibration(calibration_samples(results), obj.settings.embedding.model, min_answered=min_answered)
+        fitted = fit_confidence(calibration_samples(results), obj.settings.embedding.model, min_answered=min_answered)
     except ValueError as exc:
         _fail(exc)
     click.echo("  calibration:")
     click.echo(f"    model: {fitted.model}")
+    click.echo(f"    weights: {json.dumps(fitted.weights)}")
     click.echo(f"    raw:   {fitted.raw}")
     click.echo(f"    score: {fitted.score}")
     if fitted.language_shift:

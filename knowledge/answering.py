@@ -42,6 +42,9 @@ _ASKS_AMOUNT = regex.compile(
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")
+#: A unit that leans on the sentence before it ("This …", "It …", "… that long"): shown with that sentence.
+_ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here)\b|.*\bthat (long|much|many|one)\b",
+                         regex.I)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
         answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), max_chars))
-    answer.warnings = disagreements(passages, numbers)
+    answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)))
     parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
     parts += answer.warnings
     if answer.direct_answer:
@@ -167,6 +170,11 @@ def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
         if size + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
             chosen.append(c)
             size += len(c.unit.display)
+    if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
+        before = [c for c in ranked if c.passage == best.passage and c.position == best.position - 1]
+        if before and before[0] not in chosen:
+            chosen.append(before[0])
+            size += len(before[0].unit.display)
     if best.unit.display.rstrip().endswith(":"):
         followers = [c for c in ranked if c.passage == best.passage and c.position > best.position]
         for c in sorted(followers, key=lambda c: c.position)[:3]:
@@ -227,15 +235,28 @@ def _join(text: str, units: list[Unit], picked: list[int]) -> str:
     return out.strip()
 
 
-def disagreements(passages: list[Passage], numbers: dict[str, int]) -> list[str]:
-    """One warning per pair of quoted documents that state different values for the same thing
-    (`knowledge.contradictions.passage_conflicts`), naming both values, sources and dates."""
-    warnings = []
+def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2) -> list[str]:
+    """Per passage, its ``per_passage`` units that best answer the question, as one text."""
+    focus: list[list[str]] = [[] for _ in range(n_passages)]
+    for c in ranked:
+        if len(focus[c.passage]) < per_passage:
+            focus[c.passage].append(c.unit.display)
+    return ["\n\n".join(units) for units in focus]
+
+
+def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str]) -> list[str]:
+    """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
+    text per passage) state different values for the same thing (`passage_conflicts`), naming both
+    values, sources and dates."""
+    warnings, warned = [], set()
     for i, a in enumerate(passages):
-        for b in passages[i + 1:]:
-            if a.doc_id == b.doc_id:
+        for j in range(i + 1, len(passages)):
+            b = passages[j]
+            pair = (a.doc_id, b.doc_id)
+            if a.doc_id == b.doc_id or pair in warned:
                 continue
-            for va, vb in passage_conflicts(a.text, b.text)[:1]:
+            for va, vb in passage_conflicts(focus[i], focus[j])[:1]:
+                warned.add(pair)
                 warnings.append(
                     f"Sources disagree: [{numbers[a.doc_id]}] {a.title} ({a.last_modified:%Y-%m-%d}) says "
                     f"{va.text}, [{numbers[b.doc_id]}] {b.title} ({b.last_modified:%Y-%m-%d}) says {vb.text}. "

@@ -350,24 +350,21 @@ def _similar_pairs(index: LoadedIndex, active: np.ndarray, threshold: float, nei
     return [(i, j, c) for (i, j), c in sorted(pairs.items())]
 
 
-def passage_conflicts(text_a: str, text_b: str, *, min_overlap: float = 0.5) -> list[tuple[Value, Value]]:
-    """Values two passages state differently for the same thing, decided from the text alone (no model):
-    the pairs `find_contradictions` would consider whose statements match word for word but for their
-    values, or share at least ``min_overlap`` of their content tokens (Jaccard). Used to warn a reader
-    when an answer quotes both (seed 004 §13.6); cheap enough to run on every answer (~1 ms).
+def passage_conflicts(text_a: str, text_b: str) -> list[tuple[Value, Value]]:
+    """Values two texts state differently for the same thing, decided from the text alone (no model).
+
+    Meant for the sentences of two quoted passages that answer one question (seed 004 §13.6: warn the
+    reader when an answer quotes both): there the question already says what the values are about, so
+    the pairs `find_contradictions` would consider (same unit, different amounts, both with a subject,
+    at least one shared context word, not parallel sentences about two things) are taken as they are,
+    without its statement-similarity model. Each value is used once; ~1 ms.
 
     Returns:
-        ``(value in a, value in b)`` pairs, each value used once; [] when the passages agree.
+        ``(value in a, value in b)`` pairs; [] when the texts agree.
     """
     pairs, used = [], set()
     for a, b in _possible_conflicts(extract_values(text_a), extract_values(text_b)):
-        if id(a) in used or id(b) in used:
-            continue
-        verdict = _cheap_verdict(a, b)
-        if verdict is None:
-            ta, tb = set(tokenize(a.statement)), set(tokenize(b.statement))
-            verdict = 1.0 if ta and tb and len(ta & tb) / len(ta | tb) >= min_overlap else 0.0
-        if verdict == 1.0:
+        if id(a) not in used and id(b) not in used:
             used |= {id(a), id(b)}
             pairs.append((a, b))
     return pairs

