@@ -45,7 +45,8 @@ class SourceConfig:
     visibility: str = "public"
     ttl_days: int | None = None
     allowed: list[str] = field(default_factory=list)
-    extensions: list[str] = field(default_factory=lambda: [".md", ".markdown", ".txt", ".html", ".htm"])
+    extensions: list[str] = field(
+        default_factory=lambda: [".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx"])
     versions: str = ""
     git: bool = False
 

@@ -16,6 +16,7 @@ import frontmatter
 import markdownify
 import yaml
 
+from knowledge.documents import DOCUMENT_TYPES
 from knowledge.errors import DocumentInvalid
 
 # A `{% slack_channel "tock" %}` tag is the only place some handbook pages name a channel, so it becomes
@@ -56,6 +57,9 @@ class ParsedDocument:
 def parse_document(text: str, rel_path: str) -> ParsedDocument:
     """Parse one file by its extension (.html/.htm → HTML, .txt → text, else Markdown).
 
+    ``.pdf`` and ``.docx`` text is the Markdown `knowledge.sources.read_text` converted them to: its front
+    matter holds only the title, and no template tag is stripped (a PDF's ``{{`` is text, not Liquid).
+
     Raises:
         DocumentInvalid: front matter is not valid YAML or not a mapping, a front matter date cannot be
             read, or there is no text left (e.g. a ``redirect_to`` stub).
@@ -66,6 +70,9 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         title = _first(_HTML_TITLE.findall(text))
     elif suffix == ".txt":
         metadata, body, title = {}, text, ""
+    elif suffix in DOCUMENT_TYPES:
+        metadata, body = _split_front_matter(text)
+        title = str(metadata.get("title") or "")
     else:
         metadata, body = _split_front_matter(text)
         body = strip_template_tags(body)

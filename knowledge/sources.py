@@ -23,8 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import structlog
+import yaml
 
 from config import SourceConfig
+from knowledge.documents import DOCUMENT_TYPES, to_markdown
 from knowledge.errors import SourceMissing, SourceUnreadable
 
 log = structlog.get_logger(__name__)
@@ -179,6 +181,9 @@ def read_text(file: SourceFile, max_bytes: int) -> str:
     """Read a source file as UTF-8 text, without blocking and without leaving the folder.
 
     A leading BOM is dropped and CRLF/CR line ends become LF, so quotes carry no stray carriage returns.
+    PDF and Word (``.docx``) files are converted to Markdown (`knowledge.documents`): the text is the body
+    under a YAML front matter holding the document's ``title``, which `knowledge.parsing.parse_document`
+    reads back; they are never sniffed as binary.
 
     Opens ``file.real_path`` non-blocking and without following a symlink (a path swapped for a FIFO or a
     link after listing is refused, not read), then reads at most ``max_bytes + 1`` bytes.
@@ -189,11 +194,17 @@ def read_text(file: SourceFile, max_bytes: int) -> str:
 
     Raises:
         SourceUnreadable: I/O error, not a regular file any more, larger than ``max_bytes``, binary (NUL
-            bytes), or not valid UTF-8; the message says which and how to fix it.
+            bytes), or not valid UTF-8; for a PDF/DOCX: encrypted, corrupt or truncated. The message says
+            which and how to fix it.
+        DocumentInvalid: a PDF without a text layer (a scan) or a PDF/DOCX without any text.
     """
     if file.size > max_bytes:
         raise SourceUnreadable(_too_large(file.size, max_bytes))
     data = _read_capped(file.real_path or file.abs_path, max_bytes)
+    suffix = Path(file.rel_path).suffix.lower()
+    if suffix in DOCUMENT_TYPES:
+        title, body = to_markdown(data, suffix)
+        return with_title(title, body)
     if b"\x00" in data[:_SNIFF_BYTES]:
         raise SourceUnreadable("binary file (contains NUL bytes)")
     try:
@@ -203,6 +214,11 @@ def read_text(file: SourceFile, max_bytes: int) -> str:
             f"not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r}); re-save the file as UTF-8"
         ) from exc
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def with_title(title: str, body: str) -> str:
+    """``body`` under a YAML front matter holding ``title`` (a converted document's text; "" = none)."""
+    return "---\n" + yaml.safe_dump({"title": title}, allow_unicode=True, width=1_000_000) + "---\n\n" + body
 
 
 def _read_capped(path: Path, max_bytes: int) -> bytes:
