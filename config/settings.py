@@ -247,6 +247,42 @@ class DashboardConfig:
             raise ConfigError("dashboard.token_env must name an environment variable (e.g. MINERVA_DASHBOARD_TOKEN)")
 
 
+#: How user ids are anonymised by the retention policy (`RetentionConfig.user_ids`).
+USER_ID_MODES = ("hash", "remove")
+
+
+@dataclass
+class RetentionConfig:
+    """How long questions and who asked, voted and reported stay in the feedback store (issue 10 item 6:
+    questions are personal data). Applied by the ``retention`` job (daily, config/alerts.yaml) and by
+    ``minerva retention``; ``minerva forget --user U…`` removes one person at any time.
+
+    ``questions_days`` (90): question texts of answers older than this become ``"[removed]"`` and the free
+    text of wrong-answer reports is emptied; 90 days matches the bad-document window
+    (config/monitoring.yaml ``bad_docs.window_days``), so the evidence of a live finding keeps its samples.
+    ``user_ids_days`` (90): Slack user ids on answers, votes and reports older than this are anonymised.
+    ``user_ids``: ``"hash"`` replaces an id with ``anon:`` + a salted HMAC-SHA256 (the salt is random per
+    store and never leaves it): distinct-user counts (spikes, gaps) still hold, and ``forget`` still finds
+    the person's old rows; ``"remove"`` drops the id (answers) or replaces it with a random token per row
+    (votes, reports), so nothing links old rows to a person, nor to each other. ``enabled: false`` keeps
+    everything (the job then does nothing). The counts the monitoring jobs aggregate (refusals, votes,
+    reports, citations, retrieved passages, labels) are never touched.
+    """
+
+    enabled: bool = True
+    questions_days: int = 90
+    user_ids_days: int = 90
+    user_ids: str = "hash"
+
+    def __post_init__(self) -> None:
+        for name in ("questions_days", "user_ids_days"):
+            value = getattr(self, name)
+            if not 1 <= value <= 36_500:
+                raise ConfigError(f"retention.{name} must be a number of days in 1..36500, not {value!r}")
+        if self.user_ids not in USER_ID_MODES:
+            raise ConfigError(f"retention.user_ids must be one of {USER_ID_MODES}, not {self.user_ids!r}")
+
+
 @dataclass
 class Settings:
     """Everything `minerva` needs, loaded from one YAML file (see `load_settings`)."""
@@ -259,6 +295,7 @@ class Settings:
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     dashboard: DashboardConfig = field(default_factory=DashboardConfig)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
     generator: GeneratorConfig | None = None
     path: Path | None = None
 

@@ -126,7 +126,8 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
         None when the id is unknown; otherwise the row with ``retrieved`` (list of dicts),
         ``cited_doc_ids`` (list of str) and ``visibility`` (list of str or None) decoded from JSON,
         ``refused``, ``low_confidence``, ``hallucination_flag`` and ``generated`` as bool,
-        ``follow_up_of`` (str or None) and ``created_at`` as ISO-8601 UTC text.
+        ``follow_up_of`` (str or None), ``created_at`` as ISO-8601 UTC text, and ``redacted_at`` (ISO text
+        when the retention policy removed the question, which then reads "[removed]"; else None).
     """
     rows = list(db.query("SELECT * FROM answers WHERE answer_id = ?", [answer_id]))
     if not rows:

@@ -12,6 +12,7 @@ Migrations use plain DDL through ``db.execute`` rather than sqlite-utils' ``Tabl
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 
 import sqlite_utils
@@ -323,6 +324,18 @@ def _answer_grounding_threads_and_vote_reasons(db: sqlite_utils.Database) -> Non
     )
 
 
+def _retention(db: sqlite_utils.Database) -> None:
+    """Issue 10 item 6: questions are personal data (`feedback.retention`).
+
+    ``answers.redacted_at`` marks an answer whose question text was removed by the retention policy (NULL:
+    the text is the user's); `jobs.classify` never labels such an answer. ``store_meta`` holds the store's
+    random pseudonym salt, so anonymised user ids stay distinct and ``minerva forget`` still finds them.
+    """
+    db.execute("ALTER TABLE answers ADD COLUMN redacted_at TEXT")  # ISO-8601 UTC, or NULL
+    db.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO store_meta (key, value) VALUES ('pseudonym_salt', ?)", [secrets.token_hex(32)])
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only.
 MIGRATIONS: list[Migration] = [
     _create_core_tables,
@@ -330,6 +343,7 @@ MIGRATIONS: list[Migration] = [
     _create_monitoring_tables,
     _create_gap_scores,
     _answer_grounding_threads_and_vote_reasons,
+    _retention,
 ]
 
 

@@ -19,7 +19,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,12 +27,13 @@ from typing import Any
 import sqlite_utils
 
 from feedback.answers import build_answer_row, fetch_answer, fetch_thread, insert_answer
-from feedback.errors import FeedbackError, SchemaTooNew, StoreUnavailable
+from feedback.errors import FeedbackError, InvalidRecord, SchemaTooNew, StoreUnavailable
 from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
 from feedback.flags import insert_flag
 from feedback.gap_scores import fetch_history, fetch_last_scores, insert_gap_scores
 from feedback.migrations import MIGRATIONS, apply_migrations, schema_version
+from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
 from feedback.votes import VoteResult, count_reasons, fetch_votes, set_vote_reason, upsert_vote
 
 #: Milliseconds a statement waits for another writer's lock before failing. 10 s: monitoring.md,
@@ -364,6 +365,67 @@ class FeedbackStore:
         """
         with self._write():
             return delete_event_keys(self.db, older_than)
+
+    def apply_retention(
+        self, *, questions_days: int, user_ids_days: int, user_ids: str = "hash", now: datetime | None = None
+    ) -> dict[str, int]:
+        """Applies the retention policy (config ``retention``; `feedback.retention.apply_retention`) in one
+        transaction: question texts older than ``questions_days`` become "[removed]", user ids older than
+        ``user_ids_days`` are anonymised. Aggregated columns (refusals, votes, reports, citations) stay.
+
+        Args:
+            questions_days, user_ids_days: ages in days (>= 1) counted back from ``now``.
+            user_ids: "hash" or "remove" (see `config.settings.RetentionConfig`).
+            now: aware datetime; None means now.
+
+        Returns:
+            Rows changed per kind, e.g. ``{"questions": 120, "topic_labels": 2, "flag_reasons": 1,
+            "answer_user_ids": 118, "vote_user_ids": 40, "flag_user_ids": 3}``; zeros on a repeated run.
+
+        Raises:
+            InvalidRecord: a naive ``now`` or a day count < 1.
+            ValueError: unknown ``user_ids``.
+            StoreUnavailable: SQLite failed; nothing was changed.
+        """
+        if questions_days < 1 or user_ids_days < 1:
+            raise InvalidRecord("retention days must be >= 1")
+        moment = datetime.fromisoformat(utc_iso(now, field="now"))
+        cutoffs = {name: utc_iso(moment - timedelta(days=days), field=name)
+                   for name, days in (("questions_before", questions_days), ("user_ids_before", user_ids_days))}
+        with self._write():
+            return apply_retention(self.db, user_ids=user_ids, now=utc_iso(moment, field="now"), **cutoffs)
+
+    def forget_user(self, user_id: str) -> dict[str, int]:
+        """Removes one person's questions, votes and reports and their id from every table, in one
+        transaction (`feedback.retention.forget_user`; ``minerva forget --user``).
+
+        Returns:
+            Rows removed or changed per table, e.g. ``{"answers": 3, "citations": 4, "votes": 5, ...}``.
+
+        Raises:
+            ValueError: empty ``user_id``.
+            StoreUnavailable: SQLite failed; nothing was removed.
+        """
+        with self._write():
+            return forget_user(self.db, user_id)
+
+    def pseudonym(self, user_id: str) -> str:
+        """The anonymised form of ``user_id`` in this store (``anon:`` + 16 hex digits; `feedback.retention`).
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._write():  # the salt may have to be created
+            return pseudonym(user_id.strip(), salt(self.db))
+
+    def user_rows(self, user_id: str) -> dict[str, int]:
+        """Rows holding ``user_id`` or its pseudonym, per ``"table.column"`` (what `forget_user` acts on).
+
+        Raises:
+            StoreUnavailable: SQLite failed.
+        """
+        with self._write():  # the salt may have to be created
+            return user_rows(self.db, user_id)
 
     def close(self) -> None:
         """Closes the connection; later calls raise StoreUnavailable. Calling it twice is harmless."""

@@ -229,7 +229,7 @@ def label_pending(store, embedder, cfg: ClassificationConfig, *, now: datetime, 
 
 def _pending(store, limit: int | None) -> list[tuple[str, str, str]]:
     sql = ("SELECT a.answer_id, a.question, a.created_at FROM answers a LEFT JOIN answer_labels l ON l.answer_id = a.answer_id "
-           "WHERE l.answer_id IS NULL ORDER BY a.created_at, a.answer_id")
+           "WHERE l.answer_id IS NULL AND a.redacted_at IS NULL ORDER BY a.created_at, a.answer_id")
     with reading(store) as db:
         if limit is not None:
             return [tuple(r) for r in db.execute(sql + " LIMIT ?", [limit]).fetchall()]
@@ -237,9 +237,10 @@ def _pending(store, limit: int | None) -> list[tuple[str, str, str]]:
 
 
 def count_pending(conn) -> int:
-    """Answers without a label (``conn``: a read connection)."""
+    """Answers without a label (``conn``: a read connection). An answer whose question the retention
+    policy removed (``redacted_at`` set) is never labelled: there is no text left to classify."""
     return conn.execute("SELECT COUNT(*) FROM answers a LEFT JOIN answer_labels l ON l.answer_id = a.answer_id "
-                        "WHERE l.answer_id IS NULL").fetchone()[0]
+                        "WHERE l.answer_id IS NULL AND a.redacted_at IS NULL").fetchone()[0]
 
 
 def topic_labels(conn) -> dict[int, str]:

@@ -6,7 +6,8 @@ once. A job that raises (or exceeds ``schedule.job_timeout_minutes``) is recorde
 ``job_failed`` alert: warning, critical after `CRITICAL_AFTER` failures in a row; one good run resolves it.
 `JobRunner.run` itself never raises for a job's failure, so the scheduler keeps running.
 
-Jobs: the signal jobs of `jobs.signals.SIGNAL_JOBS` (when that package exists) plus `BUILTIN_JOBS`.
+Jobs: the signal jobs of `jobs.signals.SIGNAL_JOBS` (when that package exists) plus `BUILTIN_JOBS`
+(notifications, digests, and ``retention``: the privacy policy of `jobs.retention`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ log = structlog.get_logger(__name__)
 #: Failures in a row after which job_failed becomes critical (posted at once instead of in the digest).
 CRITICAL_AFTER = 3
 JOB_FAILED = "job_failed"
-BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest")
+BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "retention")
 SignalJob = Callable[[JobContext], list[Finding]]
 
 
@@ -221,6 +222,11 @@ class JobRunner:
             if failed:
                 raise Undelivered(failed)
             return len(deliveries)
+        if name == "retention":  # questions are personal data: config `retention`, jobs.retention
+            from jobs.retention import apply as apply_retention
+
+            await asyncio.to_thread(apply_retention, store, self.env.settings.retention, now=now)
+            return None
         if name == "daily_digest":
             await self._send_digest(store, now, kind="daily")
             return None

@@ -188,6 +188,7 @@ def test_answer_round_trip(store: FeedbackStore) -> None:
         "hallucination_flag": False,
         "generated": False,
         "follow_up_of": None,
+        "redacted_at": None,
     }
 
 
