@@ -24,6 +24,7 @@ from bot.alert_buttons import handle_alert_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
+from bot.vote_reasons import VOTE_REASON_PATTERN, reason_blocks, record_reason
 from bot.slack_gate import GatedApp
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
@@ -103,6 +104,12 @@ def build_app(
     app.action(VOTE_UP_ACTION)(on_vote)
     app.action(VOTE_DOWN_ACTION)(on_vote)
 
+    @app.action(VOTE_REASON_PATTERN)
+    async def on_vote_reason(ack, body: dict, action: dict, respond) -> None:
+        # One of the reason buttons offered privately after a 👎 (bot.vote_reasons).
+        await ack()
+        await record_reason(store, responder.executor, body, action, respond)
+
     @app.action(REPORT_WRONG_ACTION)
     async def on_report_wrong(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         await ack()
@@ -156,6 +163,7 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
 
 async def _record_vote(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
     user = body.get("user", {}).get("id", "")
+    blocks = None
     try:
         value, answer_id = parse_vote_value(action.get("value", ""))
         if action.get("action_id") == VOTE_UP_ACTION:
@@ -165,6 +173,8 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(executor, store.record_vote, answer_id, user, value)
         text = VOTE_THANKS[value] if result.changed else VOTE_UNCHANGED
+        if value == "down":  # offer the reasons, privately, one click each
+            blocks = reason_blocks(answer_id, text)
         log.info("vote", answer_id=answer_id, user=user, value=value, changed=result.changed)
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.rejected", reason=str(exc), value=action.get("value"))
@@ -172,7 +182,7 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
     except FeedbackError:  # e.g. StoreUnavailable: the voter still gets an answer (never silence)
         log.exception("vote.failed", value=action.get("value"))
         text = VOTE_FAILED
-    await _confirm_privately(client, body, text)
+    await _confirm_privately(client, body, text, blocks=blocks)
 
 
 async def _record_flag(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
@@ -192,13 +202,14 @@ async def _record_flag(store, executor, client: AsyncWebClient, body: dict, acti
     await _confirm_privately(client, body, text)
 
 
-async def _confirm_privately(client: AsyncWebClient, body: dict, text: str) -> None:
-    """An ephemeral reply to the clicking user, in the thread of the clicked message."""
+async def _confirm_privately(client: AsyncWebClient, body: dict, text: str, *, blocks: list[dict] | None = None) -> None:
+    """An ephemeral reply to the clicking user, in the thread of the clicked message (``text`` is the
+    fallback when ``blocks`` are given)."""
     user = body.get("user", {}).get("id", "")
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     thread_ts = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("message_ts")
     if channel and user:
         try:
-            await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+            await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks)
         except SlackApiError as exc:
             log.warning("slack.confirm_failed", error=exc.response.get("error"))

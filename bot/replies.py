@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
@@ -18,7 +19,16 @@ from bot.blocks import answer_blocks, escape, fallback_text
 from bot.slack_text import has_words, normalise_question
 from config import Settings
 from feedback import FeedbackStore
-from knowledge import Answer, IndexNotBuilt, KnowledgeBase, QuestionInvalid, SearchFilter
+from knowledge import (
+    Answer,
+    IndexNotBuilt,
+    KnowledgeBase,
+    QuestionInvalid,
+    SearchFilter,
+    ask_in_thread,
+    follow_up_query,
+    improve_answer,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -36,6 +46,9 @@ class Responder:
         self.store = store
         self.settings = settings
         self.executor = executor
+        generator = settings.generator
+        # The generator's API key: a secret, so read here at the edge (config names the variable only).
+        self.generator_key = os.environ.get(generator.api_key_env) if generator and generator.api_key_env else None
 
     async def answer_in_thread(self, client: AsyncWebClient, event: dict, *, question: str, is_dm: bool) -> None:
         """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message)."""
@@ -113,8 +126,12 @@ class Responder:
             return NO_WORDS_TEXT, []
         loop = asyncio.get_running_loop()
         try:
-            ask = functools.partial(self.kb.ask, question, where=self._filter(user, is_dm))  # `where` is keyword-only
+            earlier = await loop.run_in_executor(self.executor, self._thread, channel, thread_ts)
+            # A reply in a thread the bot answered is a follow-up: its thread's question gives it context.
+            ask = functools.partial(ask_in_thread, self.kb, question, [row["question"] for row in earlier],
+                                    where=self._filter(user, is_dm))  # `where` is keyword-only
             answer = await loop.run_in_executor(self.executor, ask)
+            answer.follow_up_of = earlier[-1]["answer_id"] if earlier else None
         except QuestionInvalid as exc:
             return str(exc), []
         except IndexNotBuilt:
@@ -122,6 +139,7 @@ class Responder:
         except Exception:
             log.exception("answer.failed", channel=channel, user=user)
             return FAILURE_TEXT, []
+        answer = await self._generate(answer, [row["question"] for row in earlier])
         try:
             await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)
         except Exception:  # the answer is still worth posting; the log has the detail
@@ -136,6 +154,34 @@ class Responder:
         public = {s.name for s in self.settings.sources if s.visibility == "public"}
         return SearchFilter(collections=frozenset(public | restricted), allow_restricted=True)
 
+    async def _generate(self, answer: Answer, earlier: list[str]) -> Answer:
+        """The configured generator's grounded direct answer (`knowledge.improve_answer`), or ``answer`` as it
+        was: the generator is optional, bounded by its ``timeout_s`` and never fails the reply.
+
+        Args:
+            answer: the extractive answer.
+            earlier: the thread's earlier questions; the generator sees what was retrieved for (a follow-up
+                with its thread's question).
+        """
+        if self.settings.generator is None:
+            return answer
+        try:
+            query = follow_up_query(answer.question, earlier) or answer.question
+            return await improve_answer(answer, query, self.settings.generator, api_key=self.generator_key)
+        except Exception:
+            log.exception("generator.crashed", answer_id=answer.answer_id)
+            return answer
+
+    def _thread(self, channel: str | None, thread_ts: str | None) -> list[dict]:
+        """The bot's earlier answers in this thread, oldest first; [] outside a thread or when the store fails."""
+        if not channel or not thread_ts:
+            return []
+        try:
+            return self.store.thread_answers(channel, thread_ts)
+        except Exception:  # a follow-up without its context is still worth answering
+            log.exception("answer.thread_lookup_failed", channel=channel, thread_ts=thread_ts)
+            return []
+
     def _record(self, answer: Answer, channel, thread_ts, user) -> None:
         self.store.record_answer(
             answer_id=answer.answer_id, question=answer.question, channel=channel, thread_ts=thread_ts,
@@ -143,6 +189,7 @@ class Responder:
             refused=answer.refused, top_score=answer.top_score, latency_ms=answer.latency_ms,
             language=answer.language, low_confidence=answer.low_confidence, source="slack",
             visibility=sorted({c.visibility for c in answer.citations}),
+            hallucination_flag=answer.hallucination_flag, generated=answer.generated, follow_up_of=answer.follow_up_of,
         )
 
 

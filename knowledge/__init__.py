@@ -13,6 +13,8 @@ from knowledge.errors import (
     SourceMissing,
     SourceUnreadable,
 )
+from knowledge.followup import ask_in_thread, follow_up_query
+from knowledge.generator import improve_answer
 from knowledge.retrieval import MODES, SearchFilter
 from knowledge.service import KnowledgeBase, validate_question
 from knowledge.types import Answer, Citation, Passage, SyncReport
@@ -33,5 +35,8 @@ __all__ = [
     "SourceMissing",
     "SourceUnreadable",
     "SyncReport",
+    "ask_in_thread",
+    "follow_up_query",
+    "improve_answer",
     "validate_question",
 ]

@@ -63,8 +63,11 @@ JAPANESE_STOP_FORMS = frozenset({"為る", "居る", "有る", "成る", "下さ
 _SUDACHI_MAX_CHARS = 12_000
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
     """BM25 tokens of ``text``: content morphemes per script (see module docstring); may be empty.
+
+    ``bigrams=False`` leaves out the CJK character bigrams: the content words alone, e.g. to count how much a
+    question says (`knowledge.followup`); BM25 always uses them.
 
     Example::
 
@@ -81,7 +84,8 @@ def tokenize(text: str) -> list[str]:
         elif script == "ja":
             tokens.extend(_japanese(zone))
         if script != "other":  # the zone's Latin words and digits, as in English text
-            tokens.extend(_bigrams(_SCRIPT_CHARS[script].findall(zone)))
+            if bigrams:
+                tokens.extend(_bigrams(_SCRIPT_CHARS[script].findall(zone)))
             zone = _SCRIPT_CHARS[script].sub(" ", zone)
         tokens.extend(_english(zone))
     return tokens
