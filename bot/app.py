@@ -24,8 +24,8 @@ from bot.alert_buttons import handle_alert_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
-from bot.vote_reasons import VOTE_REASON_PATTERN, reason_blocks, record_reason
 from bot.slack_gate import GatedApp
+from bot.vote_reasons import VOTE_REASON_PATTERN, reason_blocks, record_reason
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
