@@ -19,6 +19,8 @@ Routes (all on ``http://127.0.0.1:<random port>``):
   recorded as method ``"response_url"``. Build one with `FakeSlack.response_url`.
 - ``/upload/<file_id>``: the upload URL handed out by ``files.getUploadURLExternal``; recorded as
   method ``"file_upload"`` with the byte count as ``body["size"]``.
+- ``/socket/<n>``: the Socket Mode WebSocket that ``apps.connections.open`` (with an ``xapp-`` token)
+  hands out; script it through `FakeSlack.socket` (`tests.fakes.socket_mode.FakeSocketMode`).
 
 Not modelled: Block Kit validation, message storage (``conversations.history`` returns no messages),
 real rate limits. Use `FakeSlack.fail_next` to script errors and 429s.
@@ -38,12 +40,14 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from tests.fakes.socket_mode import FakeSocketMode
+
 #: Identity the fake reports from ``auth.test``; also the author of messages it echoes back.
 BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T1"
-#: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header (the bot scopes in notes/slack.md).
-BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands"
+#: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header by default: every bot scope manifest.yml asks for.
+BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read"
 
 
 @dataclass
@@ -64,18 +68,27 @@ class FakeSlack:
             (JSON values decoded, form values left as strings, so form-sent ``blocks`` is a JSON string);
             ``headers`` are the HTTP request headers (the token is in ``headers["Authorization"]``);
             ``path`` is the URL path, e.g. ``"/response/cmd-1"``.
+        scopes: the ``x-oauth-scopes`` header of ``auth.test`` (comma-separated); `BOT_SCOPES` unless a test
+            grants fewer.
+        channels: ``conversations.info`` per channel id: fields merged over the default answer (a public
+            channel named "general" the bot is a member of), e.g. ``{"is_member": False}``; None answers
+            ``channel_not_found``.
         url: base URL for ``AsyncWebClient(base_url=...)``, ending in ``"/api/"``; set by `start`.
         root: ``"http://127.0.0.1:<port>"``; set by `start`.
+        socket: the Socket Mode side: envelopes to send, acks received, connections opened.
     """
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
         self.root = ""
+        self.scopes = BOT_SCOPES
+        self.channels: dict[str, dict[str, Any] | None] = {}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         # Slack ts values are "<unix seconds>.<6 digits>" and strictly increase within a channel.
         self._ts_base = int(time.time())
         self._serial = itertools.count(1)
+        self.socket = FakeSocketMode()
 
     @property
     def url(self) -> str:
@@ -91,6 +104,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_route("*", "/response/{key}", self._handle_response_url)
         app.router.add_route("*", "/upload/{file_id}", self._handle_upload)
+        app.router.add_get("/socket/{n}", self.socket.handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -189,8 +203,10 @@ class FakeSlack:
             return failure
         if "Authorization" not in request.headers and "token" not in body:
             return web.json_response({"ok": False, "error": "not_authed"})
+        if method == "apps.connections.open":
+            return web.json_response(self._open_socket(request.headers.get("Authorization", "")))
         response = self._answer(method, body)
-        headers = {"x-oauth-scopes": BOT_SCOPES} if method == "auth.test" else None
+        headers = {"x-oauth-scopes": self.scopes} if method == "auth.test" else None
         return web.json_response(response, headers=headers)
 
     async def _handle_response_url(self, request: web.Request) -> web.Response:
@@ -217,6 +233,13 @@ class FakeSlack:
         error = failure.error or ("ratelimited" if failure.status == 429 else f"http_{failure.status}")
         headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else None
         return web.json_response({"ok": False, "error": error}, status=failure.status, headers=headers)
+
+    def _open_socket(self, authorization: str) -> dict[str, Any]:
+        """``apps.connections.open``: a fresh WebSocket URL, for an app-level token only (as Slack)."""
+        if not authorization.removeprefix("Bearer ").startswith("xapp-"):
+            return {"ok": False, "error": "not_allowed_token_type"}
+        ws_root = self.root.replace("http://", "ws://", 1)
+        return {"ok": True, "url": f"{ws_root}/socket/{next(self._serial)}"}
 
     def _next_ts(self) -> str:
         return f"{self._ts_base}.{next(self._serial):06d}"
@@ -253,9 +276,11 @@ class FakeSlack:
             files = _decoded(body.get("files")) or []
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
         if method == "conversations.info":
+            if channel in self.channels and self.channels[channel] is None:
+                return {"ok": False, "error": "channel_not_found"}
             is_im = str(channel).startswith("D")
             info = {"id": channel, "name": "general", "is_channel": not is_im, "is_im": is_im}
-            return {"ok": True, "channel": {**info, "is_member": True}}
+            return {"ok": True, "channel": {**info, "is_member": True, **(self.channels.get(channel) or {})}}
         return {"ok": True}
 
     @staticmethod

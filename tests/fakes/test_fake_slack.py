@@ -160,3 +160,27 @@ def test_signed_request_headers_verify() -> None:
     form = signed_request_headers("s3cret", b"payload=%7B%7D", timestamp=int(time.time()) - 600)
     assert form["Content-Type"] == "application/x-www-form-urlencoded"
     assert not SignatureVerifier("s3cret").is_valid_request(b"payload=%7B%7D", form)  # too old
+
+
+async def test_socket_mode_hands_out_a_websocket_that_sends_hello_envelopes_and_records_acks(fake_slack: FakeSlack) -> None:
+    import aiohttp
+
+    bot_client = AsyncWebClient(token="xoxb-test", base_url=fake_slack.url)
+    with pytest.raises(SlackApiError) as refused:
+        await bot_client.apps_connections_open(app_token="xoxb-test")
+    assert refused.value.response["error"] == "not_allowed_token_type"
+    url = (await bot_client.apps_connections_open(app_token="xapp-1-test"))["url"]
+    assert url.startswith("ws://127.0.0.1:")
+
+    envelope_id = fake_slack.socket.send("events_api", {"type": "event_callback", "event": {"type": "app_mention"}})
+    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+        assert (await ws.receive_json())["type"] == "hello"
+        envelope = await ws.receive_json()
+        assert envelope["envelope_id"] == envelope_id and envelope["type"] == "events_api"
+        assert envelope["payload"]["event"]["type"] == "app_mention" and envelope["retry_attempt"] == 0
+        await ws.send_json({"envelope_id": envelope_id})
+        ack = await fake_slack.socket.wait_for_ack(envelope_id)
+        assert ack["envelope_id"] == envelope_id and 0 <= ack["at"] < 1
+        await fake_slack.socket.disconnect("refresh_requested")
+        assert (await ws.receive_json()) == {"type": "disconnect", "reason": "refresh_requested",
+                                             "debug_info": {"host": "fake-slack"}}

@@ -1,0 +1,153 @@
+"""End to end in Socket Mode: the real app behind slack_bolt's AsyncSocketModeHandler, as `bot.server.run` starts
+it, connected over a real WebSocket to the fake Slack (`tests.fakes.socket_mode`).
+
+The handler's Web API client is the app's, pointed at the fake (as SLACK_API_URL does), so
+``apps.connections.open`` and every reply go to the fake too. Nothing of slack-bolt or slack-sdk is mocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest_asyncio
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+from bot.app import VOTE_THANKS, build_app, make_client
+from bot.blocks import FEEDBACK_ACTION
+from bot.slack_gate import MALFORMED_TEXT
+from feedback import FeedbackStore
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
+
+APP_TOKEN = "xapp-1-A1-1-test"
+PRO_QUESTION = "what is the API rate limit on the Pro plan?"
+ACK_BUDGET = 3.0  # seconds: Slack retries an envelope that is not acked in time
+QUIET_SECONDS = 0.5
+
+
+@dataclass
+class SocketBot:
+    fake: FakeSlack
+    store: FeedbackStore
+
+    def __post_init__(self) -> None:
+        self._serial = itertools.count(1)
+
+    def mention(self, question: str, *, channel: str = "C1", drop_before_ack: bool = False) -> tuple[str, dict]:
+        """Sends an app_mention envelope; returns (envelope id, event)."""
+        n = next(self._serial)
+        event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER_ID}> {question}", "channel": channel,
+                 "ts": f"1700000100.{n:06d}"}
+        body = {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": event, "event_id": f"EvSOCK{n:04d}",
+                "event_time": int(time.time()), "authorizations": [{"team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True}]}
+        return self.fake.socket.send("events_api", body, drop_before_ack=drop_before_ack), event
+
+    async def acked(self, envelope_id: str) -> dict:
+        ack = await self.fake.socket.wait_for_ack(envelope_id)
+        assert ack["at"] < ACK_BUDGET, ack
+        return ack
+
+    def replies_in(self, thread_ts: str) -> list[dict]:
+        return [c["body"] for c in self.fake.calls_to("chat.postMessage") if c["body"].get("thread_ts") == thread_ts]
+
+    async def answered_once(self, event: dict) -> dict:
+        deadline = time.monotonic() + 20
+        while not self.replies_in(event["ts"]):
+            assert time.monotonic() < deadline, f"no answer to {event['ts']}"
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(QUIET_SECONDS)
+        (reply,) = self.replies_in(event["ts"])
+        return reply
+
+
+@pytest_asyncio.fixture
+async def socket_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_settings) -> AsyncIterator[SocketBot]:
+    store = FeedbackStore.open(tmp_path / "feedback.sqlite")
+    executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-socket")
+    app = build_app(sample_kb, store, sample_settings, client=make_client("xoxb-test", fake_slack.url),
+                    signing_secret="socket-mode", executor=executor)
+    handler = AsyncSocketModeHandler(app, APP_TOKEN)  # as bot.server.run does; app.client carries the fake's URL
+    await handler.connect_async()
+    try:
+        await fake_slack.socket.wait_for_connections(1)
+        yield SocketBot(fake_slack, store)
+    finally:
+        await handler.close_async()
+        executor.shutdown(wait=False)
+        store.close()
+
+
+async def test_events_clicks_and_commands_are_acked_and_answered_once(socket_bot: SocketBot) -> None:
+    fake = socket_bot.fake
+    assert [c["headers"]["Authorization"] for c in fake.calls_to("apps.connections.open")] == [f"Bearer {APP_TOKEN}"]
+
+    envelope, event = socket_bot.mention(PRO_QUESTION)
+    await socket_bot.acked(envelope)
+    reply = await socket_bot.answered_once(event)
+    answer_id = next(b for b in reply["blocks"] if b["type"] == "context_actions")["elements"][0]["positive_button"][
+        "value"].split(":", 1)[1]
+
+    click = {"type": "block_actions", "user": {"id": "U1"}, "team": {"id": "T1"}, "api_app_id": "A1",
+             "channel": {"id": "C1"}, "container": {"channel_id": "C1", "message_ts": "1700000101.000001"},
+             "message": {"ts": "1700000101.000001", "thread_ts": event["ts"]}, "response_url": fake.response_url("click"),
+             "actions": [{"action_id": FEEDBACK_ACTION, "type": "feedback_buttons", "value": f"up:{answer_id}"}]}
+    await socket_bot.acked(fake.socket.send("interactive", click))
+    (confirm,) = await fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == VOTE_THANKS["up"]
+    assert [v["value"] for v in socket_bot.store.db.query("SELECT value FROM votes")] == ["up"]
+
+    command = {"command": "/ask", "text": PRO_QUESTION, "user_id": "U2", "channel_id": "C2", "channel_name": "general",
+               "team_id": "T1", "api_app_id": "A1", "response_url": fake.response_url("cmd"), "trigger_id": "1.2.3"}
+    await socket_bot.acked(fake.socket.send("slash_commands", command))
+    (response,) = await fake.wait_for("response_url")
+    assert response["path"] == "/response/cmd" and response["body"]["response_type"] == "in_channel"
+
+    # A malformed click is acked too, and the clicker is told privately.
+    await socket_bot.acked(fake.socket.send("interactive", {**click, "actions": [{"action_id": FEEDBACK_ACTION, "value": 7}]}))
+    confirms = await fake.wait_for("chat.postEphemeral", count=2)
+    assert confirms[1]["body"]["text"] == MALFORMED_TEXT
+
+    await asyncio.sleep(QUIET_SECONDS)
+    assert len(fake.calls_to("chat.postMessage")) == 1  # the mention; the command answered through its response_url
+    assert len(list(socket_bot.store.db.query("SELECT answer_id FROM answers"))) == 2
+    assert all(envelope.envelope_id in fake.socket.acks for envelope in fake.socket.sent)
+
+
+async def test_nothing_is_lost_or_duplicated_across_reconnects(socket_bot: SocketBot) -> None:
+    fake = socket_bot.fake
+    first, before = socket_bot.mention(PRO_QUESTION)
+    await socket_bot.acked(first)
+    await socket_bot.answered_once(before)
+
+    await fake.socket.disconnect("refresh_requested")  # Slack refreshes the connection
+    await fake.socket.wait_for_connections(2)
+    second, after_refresh = socket_bot.mention(PRO_QUESTION)
+    await socket_bot.acked(second)
+    await socket_bot.answered_once(after_refresh)
+
+    await fake.socket.drop()  # Slack restarts: the socket goes away
+    queued, while_down = socket_bot.mention(PRO_QUESTION)  # sent while no connection is up: kept for the next
+    await fake.socket.wait_for_connections(3)
+    await socket_bot.acked(queued)
+    await socket_bot.answered_once(while_down)
+
+    lost, unacked = socket_bot.mention(PRO_QUESTION, drop_before_ack=True)  # delivered, ack lost, then retried
+    await fake.socket.wait_for_connections(4)
+    (retry,) = [e for e in fake.socket.sent if e.payload["event"]["ts"] == unacked["ts"] and e.retry_attempt == 1]
+    await socket_bot.acked(retry.envelope_id)
+    await socket_bot.answered_once(unacked)
+
+    assert lost not in fake.socket.acks
+    assert len(fake.calls_to("apps.connections.open")) == 4
+    events = [before, after_refresh, while_down, unacked]
+    assert len(fake.calls_to("chat.postMessage")) == len(events)
+    rows = list(socket_bot.store.db.query("SELECT thread_ts FROM answers ORDER BY created_at"))
+    assert [r["thread_ts"] for r in rows] == [e["ts"] for e in events]
+    assert all(ack["at"] < ACK_BUDGET for ack in fake.socket.acks.values())
+    assert json.dumps(fake.socket.acks)  # acks are plain JSON, as sent
