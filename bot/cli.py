@@ -26,6 +26,7 @@ class Context:
     def __init__(self, settings: Settings, home: Path):
         self.settings = settings
         self.home = home
+        self.config_error: ConfigError | None = None  # set (and settings None) only for `minerva doctor`
         self._kb = None
         self._store = None
 
@@ -80,7 +81,11 @@ def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, 
     try:
         settings = with_home_sources(load_settings(config_path), home)  # + folders recorded by `ingest FOLDER`
     except ConfigError as exc:
-        _fail(exc)
+        if ctx.invoked_subcommand != "doctor":
+            _fail(exc)
+        ctx.obj = Context(None, Path(home))  # doctor reports the broken config as its first check
+        ctx.obj.config_error = exc
+        return
     ctx.obj = Context(settings, Path(home))
 
 

