@@ -146,15 +146,50 @@ def fetch_thread(db: sqlite_utils.Database, channel: str, thread_ts: str) -> lis
 
     Returns:
         Dicts with ``answer_id``, ``question``, ``follow_up_of`` (str or None), ``refused`` (bool) and
-        ``created_at`` (ISO-8601 UTC text); [] when the bot never answered in that thread. Read through
+        ``created_at`` (ISO-8601 UTC text); [] when the bot never answered in that thread. Answers whose
+        question the retention policy removed are left out (they give no context). Read through
         ``idx_answers_thread``.
     """
     found = db.query(
         "SELECT answer_id, question, follow_up_of, refused, created_at FROM answers "
-        "WHERE channel = ? AND thread_ts = ? ORDER BY created_at, rowid",
+        "WHERE channel = ? AND thread_ts = ? AND redacted_at IS NULL ORDER BY created_at, rowid",
         [channel, thread_ts],
     )
     return [{**row, "refused": bool(row["refused"])} for row in found]
+
+
+def count_hallucinations(
+    db: sqlite_utils.Database, *, by: str = "doc", since: str | None = None, until: str | None = None
+) -> dict[str, int]:
+    """How many generated answers had a sentence removed by the grounding check (``hallucination_flag``).
+
+    The accuracy signal's "hallucination count" per document (seed 004 §5; DESIGN.md: a bad document has
+    more than 5). Read through the partial index ``idx_answers_hallucinated``.
+
+    Args:
+        db: the database (read only).
+        by: ``"doc"`` (an answer counts once for every document it cited) or ``"answer"`` (1 per flagged answer).
+        since, until: ISO-8601 UTC text; answers created in ``[since, until)`` (None: no bound).
+
+    Returns:
+        ``{doc_id or answer_id: count >= 1}``; documents without a flagged answer are absent.
+
+    Raises:
+        ValueError: `by` is neither "doc" nor "answer".
+    """
+    if by not in ("doc", "answer"):
+        raise ValueError(f"by must be 'doc' or 'answer'; got {by!r}")
+    key, join = ("c.doc_id", "JOIN citations c ON c.answer_id = a.answer_id") if by == "doc" else ("a.answer_id", "")
+    found = db.query(
+        f"""
+        SELECT {key} AS subject, COUNT(*) AS n FROM answers a {join}
+        WHERE a.hallucination_flag = 1
+          AND a.created_at >= COALESCE(:since, '') AND (:until IS NULL OR a.created_at < :until)
+        GROUP BY subject
+        """,
+        {"since": since, "until": until},
+    )
+    return {row["subject"]: row["n"] for row in found}
 
 
 def answer_exists(db: sqlite_utils.Database, answer_id: str) -> bool:

@@ -336,6 +336,12 @@ def _retention(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO store_meta (key, value) VALUES ('pseudonym_salt', ?)", [secrets.token_hex(32)])
 
 
+def _hallucination_index(db: sqlite_utils.Database) -> None:
+    """The few answers whose generated text failed the grounding check, by time, for the accuracy signal
+    (`feedback.answers.count_hallucinations`): a partial index, so a window's count reads only flagged rows."""
+    db.execute("CREATE INDEX idx_answers_hallucinated ON answers (created_at) WHERE hallucination_flag = 1")
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only.
 MIGRATIONS: list[Migration] = [
     _create_core_tables,
@@ -344,6 +350,7 @@ MIGRATIONS: list[Migration] = [
     _create_gap_scores,
     _answer_grounding_threads_and_vote_reasons,
     _retention,
+    _hallucination_index,
 ]
 
 

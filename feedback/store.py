@@ -26,7 +26,7 @@ from typing import Any
 
 import sqlite_utils
 
-from feedback.answers import build_answer_row, fetch_answer, fetch_thread, insert_answer
+from feedback.answers import build_answer_row, count_hallucinations, fetch_answer, fetch_thread, insert_answer
 from feedback.errors import FeedbackError, InvalidRecord, SchemaTooNew, StoreUnavailable
 from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
@@ -263,6 +263,28 @@ class FeedbackStore:
         bounds = [None if t is None else utc_iso(t, field=name) for t, name in ((since, "since"), (until, "until"))]
         with self._read():
             return count_reasons(self.db, by=by, since=bounds[0], until=bounds[1])
+
+    def hallucination_counts(
+        self, *, by: str = "doc", since: datetime | None = None, until: datetime | None = None
+    ) -> dict[str, int]:
+        """Generated answers whose grounding check removed a sentence, per cited document or per answer.
+
+        Args:
+            by: "doc" or "answer".
+            since, until: aware datetimes; only answers created in ``[since, until)`` count (None: unbounded).
+
+        Returns:
+            ``{doc_id or answer_id: count}``, e.g. ``{"api:webhooks.md": 3}`` (see
+            `feedback.answers.count_hallucinations`).
+
+        Raises:
+            InvalidRecord: a naive `since`/`until`.
+            ValueError: unknown `by`.
+            StoreUnavailable: SQLite failed.
+        """
+        bounds = [None if t is None else utc_iso(t, field=name) for t, name in ((since, "since"), (until, "until"))]
+        with self._read():
+            return count_hallucinations(self.db, by=by, since=bounds[0], until=bounds[1])
 
     def votes_for(self, answer_id: str) -> list[dict[str, Any]]:
         """Returns the votes on an answer, oldest first (see `feedback.votes.fetch_votes`); [] if none.

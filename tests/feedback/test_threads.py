@@ -64,3 +64,35 @@ def test_a_version_4_file_is_migrated_with_neutral_values(tmp_path: Path) -> Non
         assert (row["hallucination_flag"], row["generated"], row["follow_up_of"]) == (False, False, None)
         assert store.votes_for("old")[0]["reason"] is None
         assert store.record_vote_reason("old", "U1", "outdated").changed
+
+
+def test_hallucination_counts_per_document_and_answer_for_the_accuracy_signal(tmp_path: Path) -> None:
+    with FeedbackStore.open(tmp_path / "f.db") as store:
+        def answer(answer_id: str, cited: list[str], flagged: bool, at=T0) -> None:
+            store.record_answer(
+                answer_id=answer_id, question="q", channel=None, thread_ts=None, user_id=None,
+                retrieved=[{"chunk_id": f"{d}#0", "doc_id": d, "score": 0.8} for d in cited], cited_doc_ids=cited,
+                refused=False, top_score=0.8, latency_ms=1.0, created_at=at, hallucination_flag=flagged,
+                generated=True)
+
+        answer("a", ["api:webhooks.md", "runbooks:webhook-failures.md"], True)
+        answer("b", ["api:webhooks.md"], True)
+        answer("c", ["api:webhooks.md"], False)
+        answer("old", ["api:webhooks.md"], True, at=T0 - timedelta(days=40))
+
+        assert store.hallucination_counts(since=T0 - timedelta(days=30)) == {
+            "api:webhooks.md": 2, "runbooks:webhook-failures.md": 1}
+        assert store.hallucination_counts(by="answer") == {"a": 1, "b": 1, "old": 1}
+        assert store.hallucination_counts(until=T0) == {"api:webhooks.md": 1}
+        plan = " ".join(str(r) for r in store.db.execute(
+            "EXPLAIN QUERY PLAN SELECT answer_id FROM answers WHERE hallucination_flag = 1 AND created_at >= ''"
+        ).fetchall())
+        assert "idx_answers_hallucinated" in plan
+
+
+def test_a_question_removed_by_retention_gives_no_context(tmp_path: Path) -> None:
+    with FeedbackStore.open(tmp_path / "f.db") as store:
+        record(store, "a")
+        store.db.execute("UPDATE answers SET question = '[removed]', redacted_at = '2025-01-01' WHERE answer_id = 'a'")
+        record(store, "b", at=T0 + timedelta(seconds=1))
+        assert [r["answer_id"] for r in store.thread_answers("C1", "1.1")] == ["b"]
