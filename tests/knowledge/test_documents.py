@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -160,12 +161,12 @@ def test_a_docx_without_a_title_property_is_titled_by_its_title_paragraph_or_fir
     assert parsed(make_docx(tmp_path / "leave.docx", title=None)).title == "Leave"
     document = docx.Document()
     document.add_heading("Parental leave", 0)  # the "Title" style
-    document.add_paragraph("Sixteen weeks, paid.")
+    document.add_paragraph("Sixteen weeks of parental leave, fully paid.")
     document.save(str(tmp_path / "parental.docx"))
 
     doc = parsed(tmp_path / "parental.docx")
 
-    assert doc.title == "Parental leave" and doc.body == "Sixteen weeks, paid."
+    assert doc.title == "Parental leave" and doc.body == "Sixteen weeks of parental leave, fully paid."
 
 
 def test_docx_and_pdf_bytes_are_not_sniffed_as_binary(tmp_path):
@@ -241,8 +242,6 @@ def test_ingest_and_ask_cite_the_pdf_page(tmp_path):
     asked = CliRunner().invoke(cli, [*home, "ask", "--json", "How soon are expenses refunded after the receipt?"])
 
     assert asked.exit_code == 0, asked.output
-    import json
-
     answer = json.loads(asked.output)
     first = answer["citations"][0]
     assert (first["doc_id"], first["heading"]) == ("handbook:travel.pdf", "Page 2"), answer
