@@ -1,0 +1,41 @@
+"""Which replies in a thread are elliptical follow-ups, and what they are asked with (en, ko, ja)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from knowledge.followup import MIN_STANDALONE_WORDS, follow_up_query, is_elliptical, thread_context
+from tests.conftest import EVAL, SAMPLE_KB
+
+PLAN = "how much does the team plan cost per seat right now?"
+
+
+@pytest.mark.parametrize("reply", ["v2는요?", "Enterprise는요?", "그럼 v2에서는 어떻게 되나요?", "월간 결제는요?",
+                                   "v2は？", "Enterpriseプランは？", "月払いの場合は？",
+                                   "what about v2?", "And for Enterprise customers?", "What about the monthly price?"])
+def test_short_replies_are_completed_with_the_threads_question(reply: str) -> None:
+    assert is_elliptical(reply)
+    assert follow_up_query(reply, [PLAN]) == f"{PLAN} {reply}"
+
+
+def test_standalone_questions_are_never_rewritten() -> None:
+    """The bundled questions and kb-dev's (when present) all say enough on their own (MIN_STANDALONE_WORDS)."""
+    lines = (SAMPLE_KB.parent / "sample_kb_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    kb_dev = EVAL / "kb-dev" / "questions.jsonl"
+    if kb_dev.is_file():
+        lines += kb_dev.read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line)["question"] for line in lines if line.strip()]
+    assert {"ko", "ja"} <= {json.loads(line)["lang"] for line in lines if line.strip()}
+    rewritten = [q for q in questions if follow_up_query(q, [PLAN]) is not None]
+    assert rewritten == [], f"{len(rewritten)} standalone questions have < {MIN_STANDALONE_WORDS} content words"
+
+
+def test_the_context_is_the_latest_standalone_question_else_the_first() -> None:
+    assert thread_context([]) is None
+    assert thread_context(["v2는요?", "v3は？"]) == "v2는요?"
+    assert thread_context([PLAN, "v2는요?"]) == PLAN
+    webhooks = "how long do we wait for a customer's webhook endpoint to respond?"
+    assert thread_context([PLAN, "v2는요?", webhooks, "and on Pro?"]) == webhooks
+    assert follow_up_query("v2는요?", []) is None  # not in an answered thread
