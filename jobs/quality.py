@@ -75,14 +75,15 @@ def document_aggregates(conn: sqlite3.Connection, cfg: QualityConfig, since: str
 
     Returns:
         doc_id → {"citations": answers citing it, "up", "down": votes on those answers, "flags": wrong-answer
-        reports on them, "fused": mean fused quality (float in [0, 1])}.
+        reports on them, "reported": answers citing it with at least one report, "fused": mean fused quality
+        (float in [0, 1])}.
         Documents never cited in the window are absent.
     """
     found = rows(
         conn,
         answer_quality_cte(cfg) + """
         SELECT c.doc_id AS doc_id, COUNT(*) AS citations, SUM(q.up) AS up, SUM(q.down) AS down,
-               SUM(q.flags) AS flags, AVG(q.fused) AS fused
+               SUM(q.flags) AS flags, SUM(q.flags > 0) AS reported, AVG(q.fused) AS fused
         FROM citations c JOIN q ON q.answer_id = c.answer_id
         GROUP BY c.doc_id
         """,

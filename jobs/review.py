@@ -37,6 +37,7 @@ ACTIONS = {
     "human_review": "decide whether to update, re-index or keep the document",
     "review_drift": "find what changed (new users, a release, an outside event); re-baseline if it is intended",
     "review_citations": "check retrieval and chunking: answers cite too little or too few documents",
+    "watch": "early bad signals below the alert bar: read the evidence; nothing to do unless it gets worse",
 }
 #: Priority numbers: 1 high, 2 normal, 3 low; a finding's severity maps onto them.
 PRIORITY_OF_SEVERITY = {"critical": 1, "warning": 2, "info": 3}

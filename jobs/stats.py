@@ -52,6 +52,32 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
+def posterior_below(k: int, n: int, threshold: float, prior: tuple[float, float] = (1.0, 1.0)) -> float:
+    """P(θ < ``threshold``) for a rate θ with prior Beta(a, b) after ``k`` successes in ``n`` trials.
+
+    The posterior is Beta(a + k, b + n − k) (the Beta-binomial conjugate pair); its CDF is the regularized
+    incomplete beta function ``scipy.special.betainc``.
+
+    Args:
+        k: successes, 0 <= k <= n.
+        n: trials, >= 0 (0 gives the prior's probability).
+        threshold: in (0, 1).
+        prior: ``(a, b)``, both > 0; (1, 1) is the uniform prior.
+
+    Returns:
+        A probability in [0, 1].
+
+    Raises:
+        ValueError: ``k`` outside [0, n] or a prior parameter <= 0.
+    """
+    a, b = prior
+    if not 0 <= k <= n or a <= 0 or b <= 0:
+        raise ValueError(f"need 0 <= k <= n and a positive prior, got k={k}, n={n}, prior={prior}")
+    from scipy.special import betainc
+
+    return float(betainc(a + k, b + n - k, threshold))
+
+
 def clearly_above(k: int, n: int, threshold: float, confidence: float = 0.95) -> bool:
     """True when the whole Wilson interval of ``k / n`` lies above ``threshold`` (so tiny counts never fire)."""
     return n > 0 and wilson_interval(k, n, confidence)[0] > threshold

@@ -1,17 +1,26 @@
 """Bad documents and wrong-answer spikes: the quality of the answers that cited each document (DESIGN.md
-"Quality monitoring", Accuracy; seed 004 §5.1).
+"Quality monitoring", Accuracy; seed 004 §5.1; decided at tens of votes: issue 11 item 1).
 
-Over the answers of the last ``bad_docs.window_days`` (30), per cited document (config/monitoring.yaml):
+Over the answers of the last ``bad_docs.window_days`` (90), per cited document that is still active in the
+index (archived and deleted documents are not judged, so their alerts resolve; config/monitoring.yaml):
 
-- **bad document** — cited more than ``min_citations`` (20) times and a thumbs-up rate below
-  ``max_thumbs_up_rate`` (0.3) with its whole Wilson interval below it (a handful of votes never fires), or
-  more than ``max_flags`` (5) wrong-answer reports: "bad_document" warning, and a review item. The item
-  proposes "review or deprecate" only when another document also answers the bad one's topics; a
-  document that is the only source on one of its topics gets "improve (only source)" and is never marked
-  for deprecation (seed 004 §13.5 "Bad Doc Reflex Deletion");
+- **bad document** — a Beta-binomial posterior instead of a fixed interval and count: P(👍 rate < 0.3 |
+  votes) ≥ ``alert_probability`` once ``min_votes`` votes were cast, or P(share of its answers reported
+  wrong > ``max_report_rate``) ≥ ``report_probability`` once ``min_answers`` answers cited it (a rate, so a
+  busy page is not bad for being busy). The numbers and the false-alarm budget they hold are documented in
+  `config.monitoring.BadDocsConfig` and measured by benchmarks/accuracy_gate_sim.py. A "bad_document"
+  warning and a review item; the item proposes "review or deprecate" only when another document also
+  answers the bad one's topics; a document that is the only source on one of its topics gets "improve (only
+  source)" and is never marked for deprecation (seed 004 §13.5 "Bad Doc Reflex Deletion");
+- **watch** — below the alert bar, early bad signals (P(👍 rate < 0.3) ≥ ``watch_probability`` after
+  ``watch_min_votes`` votes) put a "watch" item in the review queue, never an alert;
+- **evidence** — every finding and item names answer ids with their questions (👎 or reported, newest
+  first), the 👎 reasons voters gave, the document's newer version if any, and the other active pages on its
+  topics (by the labelled topics, else the pages cited beside it);
 - **wrong-answer spike** — at least ``spike_min_flags`` (5) reports in the last ``spike_hours`` (24) on
   answers citing one collection, and ``spike_factor`` (3) times its daily average over the rest of the
-  window: "wrong_answer_spike" critical, per collection (the kill switch can act on it).
+  window: "wrong_answer_spike" critical, per collection, naming the reported answers and the documents they
+  cited (the kill switch quarantines those documents, never the collection: `jobs.killswitch`).
 
 Only what users said when the document was cited counts; how often it is cited is never a reason on its
 own (seed 004 §13.7).
@@ -23,11 +32,12 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, iso, monitoring_config, rows, snapshot, status_of, window
+from jobs._common import (SignalResult, fold_aliases, index_documents, iso, monitoring_config, rows, snapshot,
+                          status_of, window)
 from jobs.findings import Finding, JobContext
 from jobs.quality import document_aggregates
 from jobs.review import Candidate, filing_job
-from jobs.stats import clearly_below, wilson_interval
+from jobs.stats import posterior_below, wilson_interval
 
 SIGNAL = "bad_docs"
 
@@ -62,35 +72,62 @@ def check(ctx: JobContext) -> SignalResult:
     bd, level = cfg.bad_docs, cfg.confidence_level
     since, until = window(ctx.now, bd.window_days)
     spike_since = iso(ctx.now - timedelta(hours=bd.spike_hours))
+    docs = index_documents(ctx) or {}
     with snapshot(ctx.store) as conn:
-        aggregates = document_aggregates(conn, cfg.quality, since, until)
+        # feedback on a renamed page's old paths (front matter `redirect_from`) counts for the current page
+        aggregates = fold_aliases(document_aggregates(conn, cfg.quality, since, until), docs)
         topic_rows = rows(conn, _TOPICS_SQL, {"since": since, "until": until})
         spike_rows = rows(conn, _SPIKE_SQL, {"since": since, "until": until, "spike_since": spike_since})
-    docs = index_documents(ctx) or {}
-    table = [_row(doc_id, agg, docs.get(doc_id, {}), level) for doc_id, agg in aggregates.items()]
-    bad = []
-    for row in table:
-        if row["citations"] > bd.min_citations and clearly_below(row["up"], row["up"] + row["down"],
-                                                                 bd.max_thumbs_up_rate, level):
-            row["reasons"].append("thumbs_up_rate")
-        if row["flags"] > bd.max_flags:
-            row["reasons"].append("flags")
-        if row["reasons"]:
-            bad.append(row)
-    bad.sort(key=lambda r: -r["citations"])
-    _mark_only_sources(bad, topic_rows, bd)
-    spikes = _spikes(spike_rows, bd)
+        table = [_row(doc_id, agg, docs.get(doc_id, {}), level, bd) for doc_id, agg in aggregates.items()
+                 if _judged(doc_id, docs)]
+        bad = [r for r in table if r["reasons"]]
+        watch = [r for r in table if r["verdict"] == "watch"]
+        bad.sort(key=lambda r: -r["citations"])
+        _mark_only_sources(bad, topic_rows, bd)
+        for row in bad + watch:
+            row["evidence"] = _evidence(conn, row["doc_id"], docs, topic_rows, bd, since, until)
+        spikes = _spikes(spike_rows, bd)
+        for spike in spikes:
+            spike.update(_spike_evidence(conn, spike["collection"], spike_since, until, bd))
     findings = [_bad_finding(r, bd) for r in bad] + [_spike_finding(s, bd) for s in spikes]
-    candidates = [_candidate(r, bd) for r in bad]
-    evaluated = [r for r in table if r["citations"] > bd.min_citations]
+    candidates = [_candidate(r, bd) for r in bad] + [_watch_candidate(r, bd) for r in watch]
+    evaluated = [r for r in table if r["up"] + r["down"] >= bd.min_votes or r["citations"] >= bd.min_answers]
     status = {
         "window_days": bd.window_days, "since": since, "until": until,
-        "documents_cited": len(table), "evaluated": len(evaluated), "bad": bad,
+        "documents_cited": len(table), "evaluated": len(evaluated), "bad": bad, "watch": watch,
         "worst": sorted(evaluated, key=lambda r: (r["thumbs_up_rate"] if r["thumbs_up_rate"] is not None else 1.0,
                                                    -r["citations"]))[:bd.top_n],
         "spikes": spikes,
     }
     return SignalResult(status, findings, candidates)
+
+
+def decide(up: int, down: int, cited: int, reported: int, bd) -> dict[str, Any]:
+    """The verdict on one document from its counts (pure; the benchmark simulates with it).
+
+    Args:
+        up, down: 👍 / 👎 votes on answers citing the document (>= 0).
+        cited: answers citing it (>= 0); reported: of those, answers someone reported wrong (<= cited).
+        bd: `config.monitoring.BadDocsConfig`.
+
+    Returns:
+        {"p_low": P(👍 rate < max_thumbs_up_rate | votes), "p_reported": P(report rate > max_report_rate |
+        reports), "reasons": ["thumbs_up_rate"] and/or ["report_rate"] when bad, "verdict": "bad", "watch"
+        or ""}.
+    """
+    votes = up + down
+    p_low = posterior_below(up, votes, bd.max_thumbs_up_rate, (bd.prior_up, bd.prior_down))
+    reported = min(reported, cited)
+    p_reported = 1.0 - posterior_below(reported, cited, bd.max_report_rate, (bd.prior_reported, bd.prior_unreported))
+    reasons = []
+    if votes >= bd.min_votes and p_low >= bd.alert_probability:
+        reasons.append("thumbs_up_rate")
+    if cited >= bd.min_answers and p_reported >= bd.report_probability:
+        reasons.append("report_rate")
+    early = ((votes >= bd.watch_min_votes and p_low >= bd.watch_probability)
+             or (reported and p_reported >= bd.watch_probability))
+    verdict = "bad" if reasons else ("watch" if early else "")
+    return {"p_low": p_low, "p_reported": p_reported, "reasons": reasons, "verdict": verdict}
 
 
 #: The report's figures (see `check`), without touching the review queue.
@@ -99,16 +136,109 @@ summarize = status_of(check)
 run = filing_job(SIGNAL, check)
 
 
-def _row(doc_id: str, agg: dict, doc: dict, level: float) -> dict[str, Any]:
+def _judged(doc_id: str, docs: dict[str, dict]) -> bool:
+    """Judge a document only while it answers questions: active in the index (all, without an index)."""
+    if not docs:
+        return True
+    return doc_id in docs and docs[doc_id].get("stage", "active") == "active"
+
+
+def _row(doc_id: str, agg: dict, doc: dict, level: float, bd) -> dict[str, Any]:
     votes = agg["up"] + agg["down"]
+    reported = agg.get("reported") or 0
+    verdict = decide(agg["up"], agg["down"], agg["citations"], reported, bd)
     return {
         "doc_id": doc_id, "title": doc.get("title", doc_id), "url": doc.get("url", ""), "owner": doc.get("owner", ""),
         "citations": agg["citations"], "up": agg["up"], "down": agg["down"],
         "thumbs_up_rate": round(agg["up"] / votes, 4) if votes else None,
         "thumbs_up_ci": [round(x, 4) for x in wilson_interval(agg["up"], votes, level)] if votes else None,
-        "flags": agg["flags"], "fused": round(agg["fused"], 4) if agg["fused"] is not None else None,
-        "reasons": [], "only_source_topics": [],
+        "p_low": round(verdict["p_low"], 4), "flags": agg["flags"], "reported": reported,
+        "report_rate": round(reported / agg["citations"], 4) if agg["citations"] else None,
+        "p_reported": round(verdict["p_reported"], 4),
+        "fused": round(agg["fused"], 4) if agg["fused"] is not None else None,
+        "reasons": verdict["reasons"], "verdict": verdict["verdict"], "only_source_topics": [],
     }
+
+
+_EVIDENCE_SQL = """
+    SELECT * FROM (
+        SELECT a.answer_id AS answer_id, a.question AS question, a.created_at AS created_at,
+               (SELECT COUNT(*) FROM votes v WHERE v.answer_id = a.answer_id AND v.value = 'down') AS down,
+               (SELECT COUNT(*) FROM flags f WHERE f.answer_id = a.answer_id) AS reports
+        FROM citations c JOIN answers a ON a.answer_id = c.answer_id
+        WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
+    ) WHERE down > 0 OR reports > 0
+    ORDER BY reports DESC, created_at DESC LIMIT :limit
+"""
+_REASONS_SQL = """
+    SELECT v.reason AS reason, COUNT(*) AS n
+    FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN votes v ON v.answer_id = a.answer_id
+    WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
+      AND v.value = 'down' AND v.reason IS NOT NULL
+    GROUP BY v.reason ORDER BY n DESC, reason
+"""
+_COCITED_SQL = """
+    SELECT c2.doc_id AS doc_id, COUNT(*) AS n
+    FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN citations c2 ON c2.answer_id = c.answer_id
+    WHERE c.doc_id = :doc AND c2.doc_id != :doc AND a.created_at >= :since AND a.created_at < :until
+    GROUP BY c2.doc_id ORDER BY n DESC, c2.doc_id LIMIT 20
+"""
+
+
+def _evidence(conn, doc_id: str, docs: dict[str, dict], topic_rows: list[dict], bd, since: str, until: str) -> dict:
+    """What a person needs to judge a flagged document.
+
+    Returns:
+        {"answers": [{"answer_id", "question", "created_at", "down", "reports"}] (at most
+        ``evidence_samples``, reported first, newest first), "down_reasons": {reason: count} (👎 reasons, when
+        voters gave them), "newer_version": doc_id or "", "related": [{"doc_id", "title", "citations"}] other
+        active pages on its topics (labelled topics; else the pages cited beside it)}.
+    """
+    params = {"doc": doc_id, "since": since, "until": until, "limit": bd.evidence_samples}
+    answers = rows(conn, _EVIDENCE_SQL, params)
+    has_reason = any(r[1] == "reason" for r in conn.execute("PRAGMA table_info(votes)").fetchall())
+    reasons = {r["reason"]: r["n"] for r in rows(conn, _REASONS_SQL, params)} if has_reason else {}
+    related = _related(doc_id, docs, topic_rows, bd) or [
+        {"doc_id": r["doc_id"], "title": docs.get(r["doc_id"], {}).get("title", r["doc_id"]), "citations": r["n"]}
+        for r in rows(conn, _COCITED_SQL, params) if _judged(r["doc_id"], docs)
+    ]
+    return {"answers": answers, "down_reasons": reasons, "newer_version": newer_version(doc_id, docs),
+            "related": related[:5]}
+
+
+def newer_version(doc_id: str, docs: dict[str, dict]) -> str:
+    """The active document that replaces ``doc_id``, or "".
+
+    A newer version is, in the index's document records: a document whose ``supersedes`` names it, or the
+    active member of its version family (same collection and ``version_family``).
+    """
+    doc = docs.get(doc_id)
+    if not doc:
+        return ""
+    for other_id, other in sorted(docs.items()):
+        if other_id == doc_id or other.get("stage", "active") != "active":
+            continue
+        if other.get("supersedes") == doc_id:
+            return other_id
+        if doc.get("version_family") and other.get("collection") == doc.get("collection") \
+                and other.get("version_family") == doc.get("version_family"):
+            return other_id
+    return ""
+
+
+def _related(doc_id: str, docs: dict[str, dict], topic_rows: list[dict], bd) -> list[dict]:
+    """Other active pages cited on this document's own topics (``main_topic_share``), most cited first."""
+    own = {r["topic_id"]: r["n"] for r in topic_rows if r["doc_id"] == doc_id}
+    total = sum(own.values())
+    if not total:
+        return []
+    main = {t for t, n in own.items() if n / total >= bd.main_topic_share}
+    counts: dict[str, int] = defaultdict(int)
+    for r in topic_rows:
+        if r["topic_id"] in main and r["doc_id"] != doc_id and _judged(r["doc_id"], docs):
+            counts[r["doc_id"]] += r["n"]
+    return [{"doc_id": d, "title": docs.get(d, {}).get("title", d), "citations": n}
+            for d, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _mark_only_sources(bad: list[dict], topic_rows: list[dict], bd) -> None:
@@ -150,31 +280,97 @@ def _spikes(spike_rows: list[dict], bd) -> list[dict[str, Any]]:
     return found
 
 
+def _evidence_text(evidence: dict) -> str:
+    """One line of evidence for a summary: sample questions, 👎 reasons, newer version, related pages."""
+    parts = []
+    if evidence.get("answers"):
+        parts.append("e.g. " + "; ".join(f"“{a['question'][:80]}” ({a['answer_id']})" for a in evidence["answers"][:2]))
+    if evidence.get("down_reasons"):
+        parts.append("👎 reasons: " + ", ".join(f"{k} {v}" for k, v in evidence["down_reasons"].items()))
+    if evidence.get("newer_version"):
+        parts.append(f"newer version: {evidence['newer_version']}")
+    if evidence.get("related"):
+        parts.append("other pages on its topic: " + ", ".join(r["doc_id"] for r in evidence["related"][:3]))
+    return " · ".join(parts)
+
+
 def _bad_finding(row: dict, bd) -> Finding:
+    n_votes = row["up"] + row["down"]
+    whys = []
     if "thumbs_up_rate" in row["reasons"]:
-        value, threshold, n = row["thumbs_up_rate"], bd.max_thumbs_up_rate, row["up"] + row["down"]
-        why = (f"thumbs-up rate {row['thumbs_up_rate']:.0%} (95% CI {row['thumbs_up_ci'][0]:.0%}–"
-               f"{row['thumbs_up_ci'][1]:.0%}) < {bd.max_thumbs_up_rate:.0%} over {n} votes")
+        whys.append(f"{row['up']} 👍 of {n_votes} votes: P(👍 rate < {bd.max_thumbs_up_rate:.0%}) = "
+                    f"{row['p_low']:.0%} ≥ {bd.alert_probability:.0%}")
+    if "report_rate" in row["reasons"]:
+        whys.append(f"{row['reported']} of {row['citations']} answers reported wrong: P(report rate > "
+                    f"{bd.max_report_rate:.0%}) = {row['p_reported']:.0%}")
+    if "thumbs_up_rate" in row["reasons"]:
+        value, threshold, n = row["thumbs_up_rate"], bd.max_thumbs_up_rate, n_votes
     else:
-        value, threshold, n = float(row["flags"]), float(bd.max_flags), row["citations"]
-        why = f"{row['flags']} wrong-answer reports > {bd.max_flags}"
+        value, threshold, n = row["report_rate"], bd.max_report_rate, row["citations"]
+    evidence = row.get("evidence", {})
+    summary = f"{row['title']}: cited {row['citations']} times; {'; '.join(whys)}"
+    if _evidence_text(evidence):
+        summary += f" — {_evidence_text(evidence)}"
     return Finding(
         alert="bad_document", severity="warning", labels={"doc_id": row["doc_id"]},
         value=float(value), threshold=float(threshold), n=int(n), link=row["url"],
-        summary=f"{row['title']}: cited {row['citations']} times; {why}",
-        annotations={k: row[k] for k in ("citations", "up", "down", "thumbs_up_ci", "flags", "fused", "reasons",
-                                         "only_source_topics", "owner")},
+        summary=summary,
+        annotations={**{k: row[k] for k in ("citations", "up", "down", "thumbs_up_ci", "p_low", "flags", "reported",
+                                            "report_rate", "p_reported", "fused", "reasons", "only_source_topics",
+                                            "owner")},
+                     "evidence": evidence},
     )
+
+
+_SPIKE_ANSWERS_SQL = """
+    SELECT f.answer_id AS answer_id, a.question AS question, COUNT(DISTINCT f.user_id) AS reporters,
+           MAX(f.created_at) AS last_report
+    FROM flags f JOIN answers a ON a.answer_id = f.answer_id
+    WHERE f.created_at >= :since AND f.created_at < :until
+      AND EXISTS (SELECT 1 FROM citations c WHERE c.answer_id = f.answer_id
+                  AND substr(c.doc_id, 1, instr(c.doc_id, ':') - 1) = :collection)
+    GROUP BY f.answer_id ORDER BY reporters DESC, last_report DESC
+"""
+
+
+def _spike_evidence(conn, collection: str, since: str, until: str, bd) -> dict:
+    """The reported answers of a spike and the documents of ``collection`` they cited.
+
+    Returns:
+        {"answers": [{"answer_id", "question", "reporters", "last_report"}] (at most ``evidence_samples``),
+        "answer_ids": every reported answer id, "documents": [{"doc_id", "reported_answers"}] most reported
+        first, "distinct_answers": how many different answers were reported}.
+    """
+    answers = rows(conn, _SPIKE_ANSWERS_SQL, {"since": since, "until": until, "collection": collection})
+    ids = [a["answer_id"] for a in answers]
+    per_doc: dict[str, int] = defaultdict(int)
+    for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+        marks = ",".join("?" * len(chunk))
+        for (doc_id,) in conn.execute(f"SELECT doc_id FROM citations WHERE answer_id IN ({marks})", chunk):
+            if doc_id.split(":", 1)[0] == collection:
+                per_doc[doc_id] += 1
+    documents = [{"doc_id": d, "reported_answers": n} for d, n in sorted(per_doc.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return {"answers": answers[:bd.evidence_samples], "answer_ids": ids, "documents": documents,
+            "distinct_answers": len(ids)}
 
 
 def _spike_finding(spike: dict, bd) -> Finding:
+    docs = ", ".join(d["doc_id"] for d in spike.get("documents", [])[:3])
     return Finding(
         alert="wrong_answer_spike", severity="critical", labels={"collection": spike["collection"]},
         value=float(spike["flags"]), threshold=float(spike["threshold"]), n=int(spike["flags"]),
-        summary=(f"{spike['flags']} wrong-answer reports in {bd.spike_hours} h on answers citing "
-                 f"{spike['collection']} (daily average {spike['daily_average']:g})"),
-        annotations={"daily_average": spike["daily_average"], "spike_hours": bd.spike_hours},
+        summary=(f"{spike['flags']} wrong-answer reports in {bd.spike_hours} h on {spike.get('distinct_answers', '?')} "
+                 f"answer(s) citing {spike['collection']} (daily average {spike['daily_average']:g})"
+                 + (f"; documents cited: {docs}" if docs else "")),
+        annotations={"daily_average": spike["daily_average"], "spike_hours": bd.spike_hours,
+                     "documents": [d["doc_id"] for d in spike.get("documents", [])],
+                     "answer_ids": spike.get("answer_ids", []),
+                     "answers": spike.get("answers", [])},
     )
+
+
+_DETAIL_KEYS = ("title", "url", "owner", "citations", "up", "down", "thumbs_up_rate", "thumbs_up_ci", "p_low",
+                "flags", "reported", "report_rate", "p_reported", "fused", "reasons", "only_source_topics", "evidence")
 
 
 def _candidate(row: dict, bd) -> Candidate:
@@ -185,9 +381,21 @@ def _candidate(row: dict, bd) -> Candidate:
     else:
         action, auto = "review_or_deprecate", bd.auto_deprecate
         reason = f"{row['title']} answers badly; other documents cover its topics"
+    if _evidence_text(row.get("evidence", {})):
+        reason += f" — {_evidence_text(row['evidence'])}"
     return Candidate(
         problem="bad_document", subject=row["doc_id"], action=action, priority=2, weight=row["citations"],
-        reason=reason, auto_deprecate=auto,
-        details={k: row[k] for k in ("title", "url", "owner", "citations", "thumbs_up_rate", "thumbs_up_ci",
-                                     "flags", "fused", "reasons", "only_source_topics")},
+        reason=reason, auto_deprecate=auto, details={k: row.get(k) for k in _DETAIL_KEYS},
     )
+
+
+def _watch_candidate(row: dict, bd) -> Candidate:
+    """A "watch" item: early bad signals below the alert bar (never an alert, never a deprecation)."""
+    votes = row["up"] + row["down"]
+    reason = (f"{row['title']}: early bad signals, {row['up']} 👍 of {votes} votes (P(👍 rate < "
+              f"{bd.max_thumbs_up_rate:.0%}) = {row['p_low']:.0%}), {row['reported']} of {row['citations']} answers "
+              f"reported; below the alert bar ({bd.min_votes} votes, {bd.alert_probability:.0%})")
+    if _evidence_text(row.get("evidence", {})):
+        reason += f" — {_evidence_text(row['evidence'])}"
+    return Candidate(problem="bad_document_watch", subject=row["doc_id"], action="watch", priority=3,
+                     weight=row["citations"], reason=reason, details={k: row.get(k) for k in _DETAIL_KEYS})

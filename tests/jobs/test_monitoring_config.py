@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_bundled_files_hold_the_design_numbers() -> None:
     cfg = load_monitoring_config()
     assert (cfg.coverage.max_refusal_rate, cfg.coverage.min_avg_retrieved, cfg.coverage.min_thumbs_up_rate) == (0.2, 2.0, 0.4)
-    assert (cfg.bad_docs.min_citations, cfg.bad_docs.max_thumbs_up_rate, cfg.bad_docs.max_flags) == (20, 0.3, 5)
+    bd = cfg.bad_docs
+    assert (bd.max_thumbs_up_rate, bd.min_votes, bd.alert_probability, bd.max_report_rate) == (0.3, 15, 0.5, 0.2)
     ch = cfg.citation_health
     assert (ch.min_avg_citations, ch.max_gini, ch.max_no_citation_rate, ch.min_chunk_ratio) == (1.5, 0.85, 0.10, 0.5)
     assert (cfg.drift.max_p_value, cfg.drift.min_js_distance) == (0.001, 0.1)
