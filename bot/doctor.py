@@ -161,15 +161,15 @@ def _source_checks(settings, home: Path) -> list[Check]:
             continue
         unlistable = [path for path, reason in skipped if reason.startswith("cannot list")]
         if not files:
-            checks.append(Check(name, FAIL, f"{folder}: no page with a configured extension "
+            checks.append(Check(name, FAIL, f"{folder}: no file with a configured extension "
                                             f"({', '.join(source.extensions)})",
                                 f"put pages there, or set `extensions` of source {source.name!r}"))
         elif unlistable:
-            checks.append(Check(name, FAIL, f"{folder}: {len(files)} page(s), but {len(unlistable)} folder(s) "
+            checks.append(Check(name, FAIL, f"{folder}: {len(files)} file(s), but {len(unlistable)} folder(s) "
                                             f"cannot be listed, e.g. {unlistable[0]}",
                                 "give the user that runs Minerva read access to them"))
         else:
-            checks.append(Check(name, OK, f"{folder}: {len(files)} page(s)"))
+            checks.append(Check(name, OK, f"{folder}: {len(files)} file(s) to read"))
     return checks
 
 
@@ -186,9 +186,9 @@ def _index_check(settings, home: Path) -> Check:
         return Check("index", FAIL, f"cannot be loaded ({type(exc).__name__}: {exc})",
                      f"run `minerva --home {home} ingest` to build a new generation")
     rebuild = f"run `minerva --home {home} ingest`"
-    name, dim = f"index {index.name}", int(index.manifest.get("dim", 0))
+    name, dim = "index", int(index.manifest.get("dim", 0))
     if not index.chunks:
-        return Check(name, FAIL, "holds no chunk: nothing can be answered", rebuild)
+        return Check(name, FAIL, f"{index.name} holds no chunk: nothing can be answered", rebuild)
     problem = _vector_problem(index.vectors, len(index.chunks), dim, "chunk vectors")
     if problem is None:
         if index.units is None:
@@ -196,13 +196,13 @@ def _index_check(settings, home: Path) -> Check:
         else:
             problem = _vector_problem(index.units.vectors, int(index.units.offsets[-1]), dim, "answer-unit vectors")
     if problem:
-        return Check(name, FAIL, problem, rebuild)
+        return Check(name, FAIL, f"{index.name}: {problem}", rebuild)
     collections = {d.get("collection") for d in index.documents.values()}
     missing = [s.name for s in settings.sources if s.name not in collections]
     if missing:
-        return Check(name, FAIL, f"no page of source(s) {', '.join(missing)} in the index",
+        return Check(name, FAIL, f"{index.name}: no page of source(s) {', '.join(missing)}",
                      f"{rebuild} (its report says why a page was skipped)")
-    return Check(name, OK, f"model {index.manifest.get('model')}, {len(index.documents)} documents, "
+    return Check(name, OK, f"{index.name}: model {index.manifest.get('model')}, {len(index.documents)} documents, "
                            f"{len(index.chunks)} chunks, {int(index.units.offsets[-1])} answer units")
 
 

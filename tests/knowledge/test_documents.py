@@ -102,7 +102,8 @@ def test_a_scanned_pdf_is_refused_with_the_reason(tmp_path):
     with pytest.raises(DocumentInvalid) as raised:
         read_text(listed(make_pdf(tmp_path / "scan.pdf", [None, None])), 5_000_000)
 
-    assert str(raised.value) == NO_TEXT_LAYER and str(raised.value).startswith("no text layer (scanned PDF?); OCR it first")
+    assert str(raised.value) == NO_TEXT_LAYER
+    assert NO_TEXT_LAYER.startswith("no text layer (scanned PDF?); OCR it first")
 
 
 def test_pdf_text_never_makes_headings_of_its_own(tmp_path):
