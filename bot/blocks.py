@@ -25,7 +25,8 @@ VOTE_DOWN_ACTION = "minerva_vote_down"
 #: "Report a wrong answer" button; its value is the answer id.
 REPORT_WRONG_ACTION = "minerva_report_wrong"
 
-_MD_LINK = regex.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+#: A label never spans a line break of any kind `str.splitlines` knows: the quoting splits lines with it.
+_MD_LINK = regex.compile(r"\[([^\]\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+)\]\((https?://[^)\s]+)\)")
 _MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
 _MD_HEADING = regex.compile(r"^#{1,6}\s+(.+?)\s*#*$", regex.M)
 _GRAPHEME = regex.compile(r"\X")
@@ -108,12 +109,14 @@ def _cut_position(text: str, limit: int, floor: int) -> int:
 
 
 def _inside_atoms(text: str, limit: int) -> set[int]:
-    """Offsets <= ``limit`` strictly inside an entity or a ``<…>`` link: a cut there would break it."""
+    """Offsets <= ``limit`` strictly inside an entity or a ``<…>`` link that fits in a piece (with a quote
+    marker): a cut there would break it. One too long to fit is cut anyway, so it protects nothing."""
     inside: set[int] = set()
     for atom in _ATOM.finditer(text, 0, 2 * limit + 2):
         if atom.start() >= limit:
             break
-        inside.update(range(atom.start() + 1, min(atom.end(), limit + 1)))
+        if atom.end() - atom.start() <= limit - len(QUOTE_MARKER):
+            inside.update(range(atom.start() + 1, min(atom.end(), limit + 1)))
     return inside
 
 

@@ -269,3 +269,12 @@ def test_long_quoted_passage_keeps_markers_and_markup_in_every_section() -> None
     for text in sections:
         assert regex.search(r"&(?!amp;|lt;|gt;)", text) is None
         assert regex.sub(r"<https://wiki\.example/vpn\|the guide>", "", text).count("<") == 0
+
+
+def test_fuzzer_findings_stay_fixed() -> None:
+    # A link label across a line break str.splitlines knows (\x1e): the quoting would split the link in two.
+    assert to_mrkdwn("[\x1e[the guide](https://wiki.example/a)") == "[\x1e<https://wiki.example/a|the guide>"
+    # A prepend mark glued to a link too long to keep whole: the cut stays on a grapheme boundary.
+    text = "\u0600<http://h/p|x/y>"
+    pieces = split_graphemes(text, 8)
+    assert "".join(pieces) == text and pieces[0].startswith("\u0600<")  # never between the mark and its "<"

@@ -1,0 +1,51 @@
+"""Property-based tests of the Slack edge (hypothesis, 2,000 generated inputs per invariant).
+
+The invariants and strategies live in `tests/bot/slack_properties.py`; `benchmarks/fuzz_slack.py` runs the
+same ones with 100,000 inputs each.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.blocks import answer_blocks, split_graphemes
+from tests.bot.slack_properties import (
+    LiveApp,
+    answers,
+    as_mrkdwn,
+    bodies,
+    check_blocks,
+    check_split,
+    check_status,
+    document_text,
+)
+
+CI = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@CI
+@given(text=document_text, quoted=st.booleans(), limit=st.one_of(st.just(3000), st.integers(min_value=8, max_value=400)))
+def test_split_graphemes_cuts_only_between_clusters_and_outside_markup(text: str, quoted: bool, limit: int) -> None:
+    mrkdwn = as_mrkdwn(text, quoted)
+    check_split(mrkdwn, limit, split_graphemes(mrkdwn, limit))
+
+
+@CI
+@given(answer=answers)
+def test_answer_blocks_stay_within_limits_and_never_ping(answer) -> None:
+    check_blocks(answer_blocks(answer))
+
+
+@pytest.fixture(scope="module")
+def live_app(sample_settings, tmp_path_factory):
+    app = LiveApp(sample_settings, tmp_path_factory.mktemp("fuzz-home"))
+    yield app
+    app.close()
+
+
+@CI
+@given(body=bodies)
+def test_every_signed_payload_gets_an_answer_without_a_500(live_app: LiveApp, body: bytes) -> None:
+    check_status(body, live_app.post(body))
