@@ -10,7 +10,9 @@ A sentence of the reply is **supported** when all of these hold:
    `knowledge.values.extract_values` reads them (the same amount in the same kind, so "60 seconds" is
    supported by "1 minute"), every other number (digits, compared as numbers: "1,000" = "1000"), and every
    code (``backticked`` text, ``snake_case`` names, letter-digit codes such as ``SEV1`` or ``NIMBUSQ4-26``)
-   as written, ignoring case;
+   as written, ignoring case; and a passage sentence stating the value or number shares a content word with
+   the claim besides the value itself (so "keys are blocked for 24 hours" is not supported by "a maximum time
+   range of 24 hours per request");
 3. it is close to its passages: at least `MIN_OVERLAP` of its content tokens (`knowledge.tokenize`:
    stemmed English, Korean morphemes, Japanese words, CJK bigrams) occur in them. For a sentence in another
    script than its passages (a Korean answer from an English page) only the tokens outside Hangul/kana/kanji
@@ -23,12 +25,13 @@ faithful paraphrase that shares few words with its passage from an invented one;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import regex
 
 from knowledge.language import detect_language
 from knowledge.tokenize import tokenize
-from knowledge.values import Value, extract_values
+from knowledge.values import Value, clean_text, extract_values, sentences
 
 #: Least share of a sentence's content tokens found in its cited passages. 0.5: a grounded sentence
 #: reuses the passage's terms for most of what it says; a sentence with fewer than half of its words from
@@ -62,8 +65,8 @@ class SentenceCheck:
         citations: the numbers it cites, in order (may include unknown ones).
         supported: True when it passed every test (see the module docstring).
         reason: why not, e.g. ``"no citation"``, ``"cites unknown [7]"``, ``"value 45 seconds not in [1]"``,
-            ``"number 12 not in [1]"``, ``"code ERR_42 not in [1]"``, ``"overlap 0.20 < 0.5 with [1]"``;
-            ``""`` when supported.
+            ``"value 24 hours said of something else in [1]"``, ``"number 12 not in [1]"``,
+            ``"code ERR_42 not in [1]"``, ``"overlap 0.20 < 0.5 with [1]"``; ``""`` when supported.
         overlap: share of its content tokens found in the cited passages, in [0, 1]; None when not measured.
         line: index of the reply line the sentence was on (the grounded text keeps the reply's lines).
     """
@@ -159,7 +162,7 @@ def _check(sentence: str, line: int, passages: dict[int, str], min_overlap: floa
     claim = _MARKUP.sub("", _MARKER.sub(" ", sentence)).strip()
     problem = _unsupported_value(claim, source)
     if problem:
-        return verdict(f"{problem} not in {where}")
+        return verdict(problem.replace("{where}", where))
     overlap = _overlap(claim, source)
     if overlap is not None and overlap < min_overlap:
         return verdict(f"overlap {overlap:.2f} < {min_overlap:g} with {where}", overlap)
@@ -167,32 +170,61 @@ def _check(sentence: str, line: int, passages: dict[int, str], min_overlap: floa
 
 
 def _unsupported_value(claim: str, source: str) -> str:
-    """``""`` when every value, number and code of ``claim`` is in ``source``; else what is missing."""
+    """``""`` when every value, number and code of ``claim`` is in ``source``; else the reason, with
+    ``{where}`` standing for the cited numbers."""
     stated = extract_values(claim)
     known = extract_values(source)
     source_numbers = {_as_number(m.group()) for m in _NUMBER.finditer(source)}
+    numbered = [(text, {_as_number(n) for n in _NUMBER.findall(text)}) for text, _ in sentences(clean_text(source))]
+    words = _words(_CJK.sub(" ", claim) if _cross_lingual(claim, source) else claim)
     matched_spans: list[tuple[int, int]] = []
     for value in stated:
         if not _value_supported(value, known, source_numbers):
-            return f"value {value.text}"
+            return f"value {value.text} not in {{where}}"
+        same = [o.sentence for o in known if o.kind == value.kind and value.same_amount(o)]
+        numbers = {_as_number(n) for n in _NUMBER.findall(value.text)}
+        stating = same or [text for text, found in numbered if numbers and numbers <= found]
+        if not _anchored(words - _words(value.text), stating):
+            return f"value {value.text} said of something else in {{where}}"
         at = claim.find(value.text)
         if at >= 0:
             matched_spans.append((at, at + len(value.text)))
     lowered = source.lower()
     for m in _BACKTICKED.finditer(claim):
         if m.group(1).strip().lower() not in lowered:
-            return f"code {m.group(1).strip()}"
+            return f"code {m.group(1).strip()} not in {{where}}"
     for m in _CODE.finditer(_BACKTICKED.sub(" ", claim)):
         code = m.group()
         if _VERSION_CODE.match(code):  # versions are compared as values ("v2" = "version 2")
             continue
         if code.lower() not in lowered:
-            return f"code {code}"
+            return f"code {code} not in {{where}}"
     for m in _NUMBER.finditer(claim):
-        inside_value = any(start <= m.start() < end for start, end in matched_spans)
-        if not inside_value and _as_number(m.group()) not in source_numbers:
-            return f"number {m.group()}"
+        if any(start <= m.start() < end for start, end in matched_spans):
+            continue
+        number = _as_number(m.group())
+        if number not in source_numbers:
+            return f"number {m.group()} not in {{where}}"
+        if not _anchored(words, [text for text, found in numbered if number in found]):
+            return f"number {m.group()} said of something else in {{where}}"
     return ""
+
+
+def _anchored(words: frozenset[str], stating: list[str]) -> bool:
+    """True when one of the passage sentences ``stating`` a value shares a content word with the claim's
+    other ``words``; True too when there is nothing to compare (no other words, or the value sits only in a
+    code block or a URL, which `sentences` leaves out)."""
+    return not words or not stating or any(words & _words(text) for text in stating)
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """Content tokens of ``text`` without numbers (a value's own digits prove nothing about its subject)."""
+    return frozenset(t for t in tokenize(text) if not any(ch.isdigit() for ch in t))
+
+
+def _cross_lingual(claim: str, source: str) -> bool:
+    return detect_language(claim) != detect_language(source) and bool(_CJK.search(claim + source))
 
 
 def _value_supported(value: Value, known: list[Value], source_numbers: set[float]) -> bool:
@@ -220,7 +252,7 @@ def _as_number(text: str) -> float:
 
 def _overlap(claim: str, source: str) -> float | None:
     """Share of the claim's content tokens found in the source; None when there is nothing to compare."""
-    if detect_language(claim) != detect_language(source) and _CJK.search(claim + source):
+    if _cross_lingual(claim, source):
         claim = _CJK.sub(" ", claim)  # another script: compare the names, codes and numbers only
     tokens = set(tokenize(claim))
     if not tokens:

@@ -55,6 +55,9 @@ def test_grounded_sentences_pass(sentence: str) -> None:
     ("Webhook delivery times out after 30 minutes [2].", "value 30 minutes not in [2]"),  # 30 s in the page
     ("Webhook delivery times out after 45 seconds [2].", "value 45 seconds not in [2]"),
     ("The SDKs retry 5 times [3].", "number 5 not in [3]"),
+    # The value is in the passage, but said of something else (an endpoint's limit, a log query's range).
+    ("The SDKs retry up to 5 times [1].", "number 5 said of something else in [1]"),
+    ("Blocked keys stay blocked for 24 hours [1].", "value 24 hours said of something else in [1]"),
     ("Enterprise can go to 7000 requests [1].", "value 7000 requests not in [1]"),
     ("Use the error code `quota_exceeded` [3].", "code quota_exceeded not in [3]"),
     ("Escalate it as a SEV2 ticket [3].", "code SEV2 not in [3]"),
