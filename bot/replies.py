@@ -1,5 +1,11 @@
 """Answering in Slack: run the question off the event loop, record it, post it in the thread.
 
+A reply in a thread the bot answered is a follow-up: the thread's earlier questions come from the store
+(`FeedbackStore.thread_answers`, no Slack call) and an elliptical reply is asked with them
+(`knowledge.ask_in_thread`); the stored answer names the earlier one (``follow_up_of``). With a ``generator``
+configured, `knowledge.improve_answer` rewrites the direct answer before it is recorded and posted; the event
+was acknowledged long before (Bolt acks first), and past ``timeout_s`` the extractive answer is posted.
+
 Whatever fails, the asker gets a short message (never silence, onyx #10978), and the log gets the detail.
 """
 
