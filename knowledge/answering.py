@@ -18,7 +18,7 @@ import regex
 
 from config import AnswerConfig
 from knowledge.contradictions import passage_conflicts
-from knowledge.scoring import band, lexical_coverage
+from knowledge.scoring import band, combine, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
 from knowledge.tokenize import tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
@@ -29,10 +29,15 @@ LOW_CONFIDENCE_NOTE = "Low confidence: this is the closest passage I found; plea
 #: while the answer stays under it.
 DIRECT_ANSWER_CHARS = 300
 #: A unit joins the direct answer when it scores at least this share of the best unit's score.
-SECOND_UNIT_SHARE = 0.92
+SECOND_UNIT_SHARE = 0.85
 #: Weight of a unit's IDF-weighted question coverage beside its cosine when picking the answer: lexical
 #: evidence breaks ties between sentences of one topic (which one names the "timeout"?).
 COVERAGE_WEIGHT = 0.5
+#: Bonus for a unit of the best-scored passage: when two passages' sentences come close, the one whose
+#: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
+FIRST_PASSAGE_BONUS = 0.05
+#: How much a passage's shortfall in combined evidence (relative to the best passage) costs its units.
+PASSAGE_WEIGHT = 0.5
 #: Bonus for a unit stating a number when the question asks for an amount, date or duration.
 VALUE_BONUS = 0.08
 _ASKS_AMOUNT = regex.compile(
@@ -73,7 +78,9 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     Returns:
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
-    high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -p.score)
+    # by the combined evidence before the calibration's clip: scores of good passages saturate at 1.0
+    strength = {p.chunk_id: combine(p.evidence, cfg.calibration) if cfg.calibration else p.score for p in candidates}
+    high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -strength[p.chunk_id])
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
     chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
     low_confidence = False
@@ -91,18 +98,23 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     )
     if chosen:
         weights = term_weights if term_weights is not None else dict.fromkeys(tokenize(question), 1.0)
-        _cite(answer, chosen, weights, cfg.max_quote_chars)
+        top = max(strength[p.chunk_id] for p in chosen)
+        relative = [strength[p.chunk_id] / top if top > 0 else 1.0 for p in chosen]
+        _cite(answer, chosen, weights, cfg.max_quote_chars, relative)
     return answer
 
 
-def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int) -> None:
-    """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``."""
+def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int,
+          relative: list[float]) -> None:
+    """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``;
+    ``relative``: each passage's combined evidence as a share of the best one's, in (0, 1]."""
     numbers: dict[str, int] = {}
     for p in passages:
         if p.doc_id not in numbers:
             numbers[p.doc_id] = len(numbers) + 1
             answer.citations.append(
-                Citation(numbers[p.doc_id], p.doc_id, p.title, p.url, p.heading, p.score, p.last_modified, p.visibility)
+                Citation(numbers[p.doc_id], p.doc_id, p.title, p.url, p.heading, p.score, p.last_modified, p.visibility,
+                         outdated=p.outdated)
             )
         else:  # another quoted section of a cited page: name it in the citation too
             i = numbers[p.doc_id] - 1
@@ -111,7 +123,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
     units = [split_units(p.text) for p in passages]
-    ranked = _rank_units(passages, units, weights, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
+    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
     direct = _direct_units(ranked)
     answer.direct_answer = " ".join(
         f"{c.unit.display} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
@@ -131,24 +143,30 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     answer.text = "\n\n".join(parts)
 
 
-def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float], *,
-                asks_amount: bool) -> list[_Candidate]:
+def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
+                relative: list[float], *, asks_amount: bool) -> list[_Candidate]:
     """Every answerable unit of the passages, best first.
 
     A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
     it has none) + `COVERAGE_WEIGHT` × its IDF-weighted coverage of the question's tokens + `VALUE_BONUS`
-    when the question asks for an amount and the unit states a number, + 0.1 × its passage's score, so a
-    sentence of a stronger passage wins a tie.
+    when the question asks for an amount and the unit states a number, − `PASSAGE_WEIGHT` × how far its
+    passage's combined evidence falls short of the best passage's, + `FIRST_PASSAGE_BONUS` in the best
+    passage: a sentence of a weaker passage must be clearly better to answer. Coverage
+    counts the passage's title and headings as part of each unit: they say what a table row is about.
     """
     out = []
     for i, (p, unit_list) in enumerate(zip(passages, units)):
         cosines = {(a, b): c for a, b, c in p.unit_scores}
+        # the section's title and headings say what its sentences are about ("Limits by plan" above a row)
+        context = set(tokenize(" ".join((p.title, *p.heading_path))))
         for position, unit in enumerate(unit_list):
             if not unit.answerable:
                 continue
             cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
-            coverage = lexical_coverage(set(weights), set(tokenize(unit.display)), lambda t: weights.get(t, 0.0))
-            score = cosine + COVERAGE_WEIGHT * coverage + 0.1 * p.score
+            coverage = lexical_coverage(set(weights), context | set(tokenize(unit.display)),
+                                        lambda t: weights.get(t, 0.0))
+            score = (cosine + COVERAGE_WEIGHT * coverage + PASSAGE_WEIGHT * (relative[i] - 1)
+                     + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
             if asks_amount and _DIGIT.search(unit.display):
                 score += VALUE_BONUS
             out.append(_Candidate(i, position, unit, score))
@@ -248,11 +266,12 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
     text per passage) state different values for the same thing (`passage_conflicts`), naming both
     values, sources and dates."""
-    warnings, warned = [], set()
+    warnings: list[str] = []
+    warned: set[frozenset] = set()
     for i, a in enumerate(passages):
         for j in range(i + 1, len(passages)):
             b = passages[j]
-            pair = (a.doc_id, b.doc_id)
+            pair = frozenset((a.doc_id, b.doc_id))
             if a.doc_id == b.doc_id or pair in warned:
                 continue
             for va, vb in passage_conflicts(focus[i], focus[j])[:1]:

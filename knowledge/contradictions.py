@@ -350,13 +350,31 @@ def _similar_pairs(index: LoadedIndex, active: np.ndarray, threshold: float, nei
     return [(i, j, c) for (i, j), c in sorted(pairs.items())]
 
 
+#: Largest ratio of two amounts read as two statements of one thing: "60 seconds" vs "30 seconds" is a
+#: disagreement, "24 hours" (a retry window) vs "60 seconds" (a timeout) is two different things.
+MAX_AMOUNT_RATIO = 10.0
+
+
+def _comparable_amounts(a: Value, b: Value) -> bool:
+    """Whether the two amounts are within `MAX_AMOUNT_RATIO` of each other (versions always are)."""
+    if a.kind == "version":
+        return True
+    x, y = abs(a.magnitude[1]), abs(b.magnitude[1])
+    return min(x, y) > 0 and max(x, y) / min(x, y) <= MAX_AMOUNT_RATIO
+
+
+#: Content words two values' contexts must share to be "about the same thing" without a model: one shared
+#: word ("raised") paired a Pro plan's temporary limit with a changelog line about the Team plan.
+MIN_SHARED_CONTEXT = 2
+
+
 def passage_conflicts(text_a: str, text_b: str) -> list[tuple[Value, Value]]:
     """Values two texts state differently for the same thing, decided from the text alone (no model).
 
     Meant for the sentences of two quoted passages that answer one question (seed 004 §13.6: warn the
     reader when an answer quotes both): there the question already says what the values are about, so
     the pairs `find_contradictions` would consider (same unit, different amounts, both with a subject,
-    at least one shared context word, not parallel sentences about two things) are taken as they are,
+    at least `MIN_SHARED_CONTEXT` shared context words, not parallel sentences about two things) are taken,
     without its statement-similarity model. Each value is used once; ~1 ms.
 
     Returns:
@@ -364,6 +382,8 @@ def passage_conflicts(text_a: str, text_b: str) -> list[tuple[Value, Value]]:
     """
     pairs, used = [], set()
     for a, b in _possible_conflicts(extract_values(text_a), extract_values(text_b)):
+        if len(set(a.context) & set(b.context)) < MIN_SHARED_CONTEXT or not _comparable_amounts(a, b):
+            continue
         if id(a) not in used and id(b) not in used:
             used |= {id(a), id(b)}
             pairs.append((a, b))

@@ -17,7 +17,7 @@ import markdownify
 import yaml
 
 from knowledge.documents import DOCUMENT_TYPES
-from knowledge.errors import DocumentInvalid
+from knowledge.errors import DocumentInvalid, DocumentStub
 
 # A `{% slack_channel "tock" %}` tag is the only place some handbook pages name a channel, so it becomes
 # "#tock" instead of disappearing (shared/eval/kb-dev/README.md, "Corpus traits").
@@ -25,6 +25,9 @@ _SLACK_CHANNEL_TAG = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*
 _COMMENT_BLOCK = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}", re.S)
 #: Indentation, list bullet or heading marks at the start of a line (kept when a sentence is dropped).
 _LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
+#: A ``{{ variable }}`` standing alone in prose: not inside a link or path (no "(", "/", "=" or quote
+#: before it, no "/" or letter right after it) and not a Hugo shortcode (``{{<``, ``{{%``).
+_VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=\w])\{\{(?![<%])[^}]*\}\}(?![/\w])")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
@@ -33,6 +36,20 @@ _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
 _HTML_NON_TEXT = re.compile(r"<(script|style|title|head)\b[^>]*>.*?</\1\s*>", re.S | re.I)
 # Fenced code blocks, skipped when looking for a title heading (a shell "# comment" is not a heading).
 _FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.S | re.M)
+
+#: Fewer words than this, once generator directives, placeholders, headings and the title are taken out,
+#: make a page a stub (issue 11 item 7: "fewer than a handful of words"); 5 keeps the shortest real notes
+#: of the corpora ("Use the #tock channel for help." has 6).
+MIN_CONTENT_WORDS = 5
+# Generator directives: an mkdocstrings block (``::: pydantic.types`` and its indented ``options:``), a
+# snippet include (``--8<-- "file.md"``), a markdown-include (``{!file.md!}``), a ``[TOC]`` marker.
+_DIRECTIVE = re.compile(r"^:::[ \t]+\S.*(?:\n[ \t]+.*)*|^[ \t]*-{1,2}8<-{1,2}.*$|\{!.*?!\}|^\s*\[TOC\]\s*$", re.M)
+# Placeholders a macro or template engine fills in at build time, left after template tags were stripped:
+# ``{{ ... }}`` blocks that span lines, ``<!-- ... -->`` comments, ``%%macro%%``-style markers.
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->|%%\w+%%", re.S)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s.*$|^ {0,3}(?:=+|-+)\s*$", re.M)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*|\d[\w.,:/-]*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 @dataclass
@@ -45,6 +62,9 @@ class ParsedDocument:
         metadata: front matter as a dict (values as YAML loaded them).
         updated: ``updated``/``last_modified``/``date`` from front matter as UTC datetime, or None.
         expires_at: ``expires_at`` from front matter as UTC datetime, or None.
+        redirect_from: old paths of this page (front matter ``redirect_from``: a string or a list, e.g.
+            ``["/travel-guide-3-reimbursement/"]``), normalised by `redirect_paths`; [] when absent.
+        outdated: front matter ``outdated: true``: the page says itself it is out of date.
     """
 
     title: str
@@ -52,6 +72,8 @@ class ParsedDocument:
     metadata: dict = field(default_factory=dict)
     updated: datetime | None = None
     expires_at: datetime | None = None
+    redirect_from: list[str] = field(default_factory=list)
+    outdated: bool = False
 
 
 def parse_document(text: str, rel_path: str) -> ParsedDocument:
@@ -63,6 +85,9 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     Raises:
         DocumentInvalid: front matter is not valid YAML or not a mapping, a front matter date cannot be
             read, or there is no text left (e.g. a ``redirect_to`` stub).
+        DocumentStub: (a DocumentInvalid) the page is a stub, not content: only generator directives
+            (``::: pydantic.x``), macro placeholders, headings, or fewer than `MIN_CONTENT_WORDS` words;
+            the message starts with "stub: " (see `stub_reason`).
     """
     suffix = PurePosixPath(rel_path).suffix.lower()
     if suffix in (".html", ".htm"):
@@ -82,13 +107,81 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
         raise DocumentInvalid(reason)
     title = title.strip() or _first(_HEADING.findall(_FENCED_CODE.sub("", body))) or _title_from_path(rel_path)
+    updated = _front_matter_time(metadata, ("updated", "last_modified", "date"))
+    expires_at = _front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True)
+    stub = stub_reason(body, title)  # after the dates: a broken date is named even on a short page
+    if stub:
+        raise DocumentStub(f"stub: {stub}")
     return ParsedDocument(
         title=title,
         body=body,
         metadata=metadata,
-        updated=_front_matter_time(metadata, ("updated", "last_modified", "date")),
-        expires_at=_front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True),
+        updated=updated,
+        expires_at=expires_at,
+        redirect_from=redirect_paths(metadata.get("redirect_from")),
+        outdated=metadata.get("outdated") is True or str(metadata.get("outdated")).strip().lower() == "true",
     )
+
+
+def stub_reason(body: str, title: str = "") -> str:
+    """Why ``body`` is a stub rather than content, or "" when it has content (issue 11 item 7).
+
+    Generator directives (`_DIRECTIVE`: mkdocstrings ``::: x``, snippet includes, ``[TOC]``), placeholders
+    (`_PLACEHOLDER`), heading lines and the title's own words are taken out; what is left must hold at
+    least `MIN_CONTENT_WORDS` words (a CJK character counts as a word, as in the chunker).
+
+    Returns:
+        e.g. "generator directives only (::: pydantic.types)", "macro placeholders only", "title only",
+        "3 words after stripping directives and placeholders (fewer than 5)", or "".
+    """
+    directives = [d.splitlines()[0].strip() for d in _DIRECTIVE.findall(body)]
+    placeholders = _PLACEHOLDER.findall(body)
+    rest = _HEADING_LINE.sub(" ", _PLACEHOLDER.sub(" ", _DIRECTIVE.sub(" ", body)))
+    title_words = {w.lower() for w in _WORD.findall(title)}
+    words = [w for w in _WORD.findall(rest) if w.lower() not in title_words] + _CJK.findall(rest)
+    if len(words) >= MIN_CONTENT_WORDS:
+        return ""
+    if directives and not words:
+        return f"generator directives only ({'; '.join(directives[:3])})"
+    if placeholders and not words:
+        return "macro placeholders only"
+    if not words:
+        return "title only"
+    return f"{len(words)} word{'s' if len(words) != 1 else ''} after stripping directives and placeholders " \
+           f"(fewer than {MIN_CONTENT_WORDS})"
+
+
+def redirect_paths(value) -> list[str]:
+    """Front matter ``redirect_from`` (a path or a list of paths) → old page paths without leading or
+    trailing slashes, extension or a final ``index``: ``"/tools/teams/"`` and ``"tools/teams.html"`` →
+    ``"tools/teams"``. Full URLs keep only their path. Empty and non-string entries are dropped."""
+    items = value if isinstance(value, list) else [value]
+    paths = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            continue
+        path = re.sub(r"^[a-z]+://[^/]+", "", item.strip()).split("#")[0].split("?")[0]
+        key = page_key(path)
+        if key and key not in paths:
+            paths.append(key)
+    return paths
+
+
+def own_page_key(rel_path: str, versions_in_folders: bool) -> str:
+    """`page_key` of a document's own path; with ``versions: folders`` the version folder is not part of
+    the page's address (``2025-02/tools/teams.md`` → ``tools/teams``)."""
+    if versions_in_folders and "/" in rel_path:
+        rel_path = rel_path.split("/", 1)[1]
+    return page_key(rel_path)
+
+
+def page_key(path: str) -> str:
+    """A page's address without slashes at either end, its extension, or a final ``index``/``README``:
+    what `redirect_paths` gives and what a document's relative path is compared with."""
+    path = path.strip().strip("/")
+    path = re.sub(r"\.(md|markdown|html?|txt)$", "", path, flags=re.I)
+    path = re.sub(r"(^|/)(index|_index|README)$", "", path)
+    return path.strip("/")
 
 
 def strip_template_tags(text: str) -> str:
@@ -100,20 +193,21 @@ def strip_template_tags(text: str) -> str:
 
 
 def _drop_variable_sentences(text: str) -> str:
-    """Remove each sentence (outside code blocks) that holds a ``{{ variable }}``: its value is unknown
-    here, and removing only the tag would leave a hole ("email  with the subject", issue 9). A line whose
-    only sentence goes is removed with it."""
+    """Remove each sentence (outside code blocks) that holds a ``{{ variable }}`` standing for a word: its
+    value is unknown here, and removing only the tag would leave a hole ("email  with the subject", issue 9).
+    A line whose only sentence goes is removed with it. A tag that is part of a link or path
+    (``]({{site.baseurl}}/x/)``) or a Hugo shortcode (``{{< ref >}}``) is not a hole: only the tag goes."""
     if "{{" not in text:
         return text
     out, in_code = [], False
     for line in text.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
             in_code = not in_code
-        if in_code or "{{" not in line:
+        if in_code or not _VARIABLE_HOLE.search(line):
             out.append(line)
             continue
         marker = _LINE_MARKER.match(line).group(0)
-        kept = [s for s in _SENTENCE_SPLIT.split(line[len(marker):]) if "{{" not in s]
+        kept = [s for s in _SENTENCE_SPLIT.split(line[len(marker):]) if not _VARIABLE_HOLE.search(s)]
         if any(s.strip() for s in kept):
             out.append(marker + " ".join(s.strip() for s in kept if s.strip()))
     return "\n".join(out)
