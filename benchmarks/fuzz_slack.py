@@ -49,6 +49,7 @@ INVARIANTS = ("split", "blocks", "http")
 def run(name: str, examples: int) -> dict:
     """Run invariant ``name`` on ``examples`` generated inputs; returns tried, failure and seconds."""
     tried = [0]
+    started = time.perf_counter()
     app = LiveApp(load_settings()) if name == "http" else None
     # Generation only, no shrinking until a failure, no example database: every input is a new one.
     config = settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
@@ -57,6 +58,8 @@ def run(name: str, examples: int) -> dict:
     def counted(check):
         def test(example):
             tried[0] += 1
+            if tried[0] % 10_000 == 0:  # a long run says how far it got
+                print(f"{name}: {tried[0]} inputs, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             check(*example)
         return test
 
@@ -70,7 +73,7 @@ def run(name: str, examples: int) -> dict:
         prop = given(st.tuples(answers))(counted(lambda answer: check_blocks(answer_blocks(answer))))
     else:
         prop = given(st.tuples(bodies))(counted(lambda body: check_status(body, app.post(body))))
-    started, failure = time.perf_counter(), None
+    failure = None
     try:
         config(prop)()
     except Exception as exc:  # a falsified invariant: report it, run the others
