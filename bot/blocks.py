@@ -245,7 +245,8 @@ def _citation_line(citation) -> str:
     heading = f" › {escape(truncate(citation.heading, 150))}" if citation.heading else ""
     days = citation.age_days()
     age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
-    return truncate(f"[{citation.number}] {link}{heading} · updated {age}", SECTION_LIMIT)
+    outdated = " · :warning: outdated" if getattr(citation, "outdated", False) else ""  # front matter `outdated: true`
+    return truncate(f"[{citation.number}] {link}{heading} · updated {age}{outdated}", SECTION_LIMIT)
 
 
 def _context(mrkdwn: str) -> dict:

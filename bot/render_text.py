@@ -13,5 +13,7 @@ def render_answer_text(answer: Answer) -> str:
         lines.append("Sources:")
         for c in answer.citations:
             heading = f" › {c.heading}" if c.heading else ""
-            lines.append(f"  [{c.number}] {c.title}{heading} — {c.url} (updated {c.age_days()} days ago, score {c.score:.2f})")
+            outdated = ", OUTDATED" if c.outdated else ""  # front matter `outdated: true`
+            lines.append(f"  [{c.number}] {c.title}{heading} — {c.url} (updated {c.age_days()} days ago, score "
+                         f"{c.score:.2f}{outdated})")
     return "\n".join(lines)

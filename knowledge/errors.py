@@ -3,6 +3,7 @@
     KnowledgeError
     ├── SourceUnreadable      a file cannot be read as text (binary, not UTF-8, too large, I/O error)
     ├── DocumentInvalid       a file was read but cannot be parsed (broken front matter, no text)
+    │   └── DocumentStub      a stub, not content (generator directives, placeholders, a title only)
     ├── SourceMissing         a configured source folder does not exist
     ├── IndexNotBuilt         no complete index generation exists yet
     ├── IndexIncompatible     the live index was built by another embedding model or format
@@ -22,6 +23,11 @@ class SourceUnreadable(KnowledgeError):
 
 class DocumentInvalid(KnowledgeError):
     """A source file was read but cannot be turned into a document; skipped with the reason."""
+
+
+class DocumentStub(DocumentInvalid):
+    """A page that is not content: generator directives (``::: pydantic.x``), macro placeholders, or a title
+    with fewer than a handful of words; not indexed, listed in the sync report's skipped as "stub: …"."""
 
 
 class SourceMissing(KnowledgeError):

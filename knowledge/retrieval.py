@@ -250,6 +250,7 @@ class Retriever:
             bm25_score=bm25,
             last_modified=datetime.fromisoformat(doc["last_modified"]),
             visibility=self._visibility(doc),
+            outdated=bool(doc.get("outdated")),
             evidence={k: round(v, 4) for k, v in evidence.items()},
             unit_scores=units,
         )

@@ -28,10 +28,11 @@ from knowledge.contradictions import changed_values
 from knowledge.crosslingual import crosslingual_model, embed_chunks
 from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
-from knowledge.errors import DocumentInvalid, IndexIncompatible, IndexNotBuilt, SourceMissing, SourceUnreadable
+from knowledge.errors import (DocumentInvalid, DocumentStub, IndexIncompatible, IndexNotBuilt, SourceMissing,
+                              SourceUnreadable)
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
-from knowledge.parsing import parse_document
+from knowledge.parsing import own_page_key, parse_document
 from knowledge.sources import SourceFile, list_folder, read_text
 from knowledge.tokenize import TOKENIZER_VERSION
 from knowledge.types import SyncReport
@@ -106,7 +107,9 @@ def sync(
                     documents[file.doc_id] = old  # unchanged since the last synced commit: not even read
                     continue
                 _sync_file(file, source, settings, chunker, prev_docs.get(file.doc_id), documents, new_chunks, report)
-            removed |= {k for k, d in prev_docs.items() if d["collection"] == source.name and k not in seen}
+            # gone from the folder, or now a stub (`_sync_file` keeps no old version of a stub)
+            removed |= {k for k, d in prev_docs.items() if d["collection"] == source.name
+                        and (k not in seen or k not in documents)}
         synced = {s.name for s in sources}
         for doc_id, doc in prev_docs.items():
             if doc["collection"] not in synced and not reconcile_all:
@@ -197,7 +200,7 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
     except (SourceUnreadable, DocumentInvalid) as exc:
         report.skipped.append((file.doc_id, str(exc)))
         log.warning("sync.skipped", doc_id=file.doc_id, reason=str(exc))
-        if old:  # keep serving the last good version rather than losing the page
+        if old and not isinstance(exc, DocumentStub):  # keep serving the last good version, not a stub
             documents[file.doc_id] = old
         return
     doc = _document_record(file, source, parsed, file_hash, chunker)
@@ -251,6 +254,9 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "version": version,
         "versions_in_folders": source.versions == "folders",
         "supersedes": f"{source.name}:{meta['supersedes']}" if meta.get("supersedes") else "",
+        # front matter `redirect_from`: old paths (`page_key` form) whose feedback counts for this page
+        "aliases": [a for a in parsed.redirect_from if a != own_page_key(file.rel_path, source.versions == "folders")],
+        "outdated": parsed.outdated,  # front matter `outdated: true`: citations say so, freshness flags it
         "language": str(meta.get("lang") or detect_language(parsed.body)),
         "mtime": file.mtime.isoformat(),
         "size": file.size,

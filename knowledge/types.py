@@ -36,6 +36,7 @@ class Passage:
             cosine, best unit cosine, IDF-weighted coverage, BM25 share, rank agreement.
         unit_scores: ``((start, end, cosine), ...)`` of the chunk's embedded answer units against the
             question (`knowledge.sentences`); empty when the index has no unit vectors.
+        outdated: the page marks itself out of date (front matter ``outdated: true``; issue 11 item 7).
     """
 
     chunk_id: str
@@ -53,6 +54,7 @@ class Passage:
     visibility: str = "public"
     evidence: dict = field(default_factory=dict, compare=False)
     unit_scores: tuple = field(default=(), compare=False)
+    outdated: bool = False
 
     @property
     def heading(self) -> str:
@@ -67,7 +69,9 @@ class Passage:
 
 @dataclass(frozen=True)
 class Citation:
-    """A numbered source of an answer. ``number`` starts at 1 and matches ``[n]`` markers in the answer."""
+    """A numbered source of an answer. ``number`` starts at 1 and matches ``[n]`` markers in the answer.
+    ``outdated``: the page marks itself out of date (front matter ``outdated: true``); every rendering of
+    the citation says so."""
 
     number: int
     doc_id: str
@@ -77,6 +81,7 @@ class Citation:
     score: float
     last_modified: datetime
     visibility: str = "public"
+    outdated: bool = False
 
     def age_days(self, now: datetime | None = None) -> int:
         """Whole days since the source was last modified (>= 0)."""
@@ -145,7 +150,8 @@ class Answer:
             "hallucination_flag": self.hallucination_flag,
             "follow_up_of": self.follow_up_of,
             "citations": [
-                {"doc_id": c.doc_id, "title": c.title, "url": c.url, "heading": c.heading, "score": round(c.score, 4)}
+                {"doc_id": c.doc_id, "title": c.title, "url": c.url, "heading": c.heading, "score": round(c.score, 4),
+                 "outdated": c.outdated}
                 for c in self.citations
             ],
         }

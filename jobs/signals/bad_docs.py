@@ -32,7 +32,7 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import (SignalResult, index_documents, iso, monitoring_config, rows, snapshot,
+from jobs._common import (SignalResult, fold_aliases, index_documents, iso, monitoring_config, rows, snapshot,
                           status_of, window)
 from jobs.findings import Finding, JobContext
 from jobs.quality import document_aggregates
@@ -75,7 +75,7 @@ def check(ctx: JobContext) -> SignalResult:
     docs = index_documents(ctx) or {}
     with snapshot(ctx.store) as conn:
         # feedback on a renamed page's old paths (front matter `redirect_from`) counts for the current page
-        aggregates = document_aggregates(conn, cfg.quality, since, until)
+        aggregates = fold_aliases(document_aggregates(conn, cfg.quality, since, until), docs)
         topic_rows = rows(conn, _TOPICS_SQL, {"since": since, "until": until})
         spike_rows = rows(conn, _SPIKE_SQL, {"since": since, "until": until, "spike_since": spike_since})
         table = [_row(doc_id, agg, docs.get(doc_id, {}), level, bd) for doc_id, agg in aggregates.items()

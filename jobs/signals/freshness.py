@@ -12,7 +12,10 @@ Over the active documents of the live index (stage "active", not expired):
 - **source unreachable** — the file is gone: "source_unreachable" (critical) per document, or one per
   collection when the collection's whole folder is missing; a "check source" review item;
 - **source modified after indexing** — file mtime later than ``indexed_at`` (or mtime/size changed):
-  "source_modified" warning per document; the re-index job (`jobs.reindex`) picks it up.
+  "source_modified" warning per document; the re-index job (`jobs.reindex`) picks it up;
+- **outdated and cited** — the page says it is outdated (front matter ``outdated: true``, issue 11 item 7)
+  and answers cited it in the last ``citation_window_days``: "outdated_cited" warning per document and an
+  "update or retire" review item. Citations of its old paths (``redirect_from`` aliases) count for it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, is_active, monitoring_config, parse_time, snapshot, status_of, window
+from jobs._common import (SignalResult, fold_citations, index_documents, is_active, monitoring_config, parse_time,
+                          snapshot, status_of, window)
 from jobs.doc_state import age_days, is_stale, source_state
 from jobs.findings import Finding, JobContext
 from jobs.review import Candidate, filing_job
@@ -61,6 +65,9 @@ def check(ctx: JobContext) -> SignalResult:
     missing_roots = _missing_roots(ctx, {d["collection"] for d in active})
     per_collection: dict[str, dict[str, Any]] = defaultdict(lambda: {"active": 0, "stale": []})
     stale_cited, unreachable, modified = [], [], []
+    citations = fold_citations(citations, docs)
+    outdated = [_entry(d, citations.get(d["doc_id"], 0), ctx.now) for d in active
+                if d.get("outdated") and citations.get(d["doc_id"], 0) > 0]
     for doc in active:
         entry = _entry(doc, citations.get(doc["doc_id"], 0), ctx.now)
         bucket = per_collection[doc["collection"]]
@@ -81,6 +88,7 @@ def check(ctx: JobContext) -> SignalResult:
         *(_stale_cited_finding(e, fresh) for e in stale_cited),
         *_unreachable_findings(unreachable, missing_roots, active),
         *(_modified_finding(e) for e in modified),
+        *(_outdated_finding(e, fresh) for e in outdated),
     ]
     candidates = [
         *(Candidate("stale_high_citation", e["doc_id"], "update_content", 2, e["citations"],
@@ -90,6 +98,10 @@ def check(ctx: JobContext) -> SignalResult:
         *(Candidate("source_unreachable", e["doc_id"], "check_source", 1, e["citations"],
                     f"the source file of {e['title']} is missing", {"path": e["path"], "url": e["url"]})
           for e in unreachable),
+        *(Candidate("outdated_cited", e["doc_id"], "update_content", 2, e["citations"],
+                    f"{e['title']} marks itself outdated and was cited {e['citations']} times in "
+                    f"{fresh.citation_window_days} days", {k: e[k] for k in ("collection", "url", "owner", "age_days")})
+          for e in outdated),
         *(Candidate("source_unreachable", f"collection:{c}", "check_source", 1, 0,
                     f"the folder of collection {c} is missing", {"collection": c}) for c in sorted(missing_roots)),
     ]
@@ -104,6 +116,7 @@ def check(ctx: JobContext) -> SignalResult:
         "unreachable": unreachable,
         "missing_collections": sorted(missing_roots),
         "modified": modified,
+        "outdated_cited": sorted(outdated, key=lambda e: -e["citations"]),
         "age_buckets": _age_buckets(active, ctx.now),
         "timeline": _timeline(active, fresh, ctx.now),
     }
@@ -177,6 +190,17 @@ def _unreachable_findings(unreachable: list[dict], missing_roots: set[str], acti
         for e in unreachable
     ]
     return found
+
+
+def _outdated_finding(entry: dict, fresh) -> Finding:
+    """A page that says it is outdated (front matter ``outdated: true``) was quoted in answers."""
+    return Finding(
+        alert="outdated_cited", severity="warning", labels={"doc_id": entry["doc_id"]},
+        value=float(entry["citations"]), threshold=0.0, n=entry["citations"], link=entry["url"],
+        summary=(f"{entry['title']} is marked outdated (front matter `outdated: true`) and was cited "
+                 f"{entry['citations']} times in {fresh.citation_window_days} days: update it or retire it"),
+        annotations={"owner": entry["owner"], "last_modified": entry["last_modified"], "age_days": entry["age_days"]},
+    )
 
 
 def _modified_finding(entry: dict) -> Finding:

@@ -99,13 +99,13 @@ def test_html_page_gives_title_and_atx_headings(tmp_path):
 def test_html_script_and_style_content_is_dropped():
     html = (
         "<html><head><title>Status</title><style>p { color: red }</style></head>"
-        "<body><script>var tracking = 1;</script><h1>Status page</h1><p>All systems normal.</p></body></html>"
+        "<body><script>var tracking = 1;</script><h1>Status page</h1><p>All systems are running normally.</p></body></html>"
     )
 
     doc = parse_document(html, "status.html")
 
     assert doc.title == "Status"
-    assert doc.body == "# Status page\n\nAll systems normal."
+    assert doc.body == "# Status page\n\nAll systems are running normally."  # (3 words would be a stub)
 
 
 def test_txt_page_keeps_text_and_takes_title_from_file_name(tmp_path):
