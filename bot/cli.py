@@ -34,11 +34,12 @@ class Context:
     def kb(self):
         """The `knowledge.KnowledgeBase` (imported lazily: it pulls in torch)."""
         if self._kb is None:
-            from jobs.killswitch import disabled_collections
+            from jobs.killswitch import disabled_collections, quarantined_documents
             from knowledge import KnowledgeBase
 
             self._kb = KnowledgeBase(self.settings, self.home,
-                                     disabled_collections=lambda: disabled_collections(self.store))
+                                     disabled_collections=lambda: disabled_collections(self.store),
+                                     quarantined_documents=lambda: quarantined_documents(self.store))
         return self._kb
 
     @property

@@ -3,7 +3,7 @@
     minerva alerts [--all] [--json]            firing and pending alerts (--all: resolved too)
     minerva silence FINGERPRINT --hours 24     mute an alert's notifications until then
     minerva unsilence FINGERPRINT              end its silences now
-    minerva killswitch list|enable COLLECTION|disable COLLECTION
+    minerva killswitch list|enable COLLECTION|disable COLLECTION|quarantine DOC_ID|release DOC_ID
     minerva jobs list | minerva jobs run NAME  the monitoring jobs; a run is recorded like a scheduled one
     minerva report [--out report.html] [--no-signals]   the weekly quality report as one HTML page
 
@@ -110,21 +110,25 @@ def unsilence(obj, fingerprint: str) -> None:
 
 @click.group()
 def killswitch() -> None:
-    """Collections taken out of search by a critical alert (or by hand), and putting them back."""
+    """Content taken out of search: documents quarantined after a wrong-answer spike, and collections an owner
+    (or a signal users cannot cause) disabled. Every change is announced in the alert channel."""
 
 
 @killswitch.command("list")
 @click.pass_obj
 def killswitch_list(obj) -> None:
-    """Every collection that was ever switched, with its current state and the last change."""
-    from jobs.killswitch import list_states
+    """Every collection and document that was ever switched, with its current state and the last change."""
+    from jobs.killswitch import list_quarantine, list_states
 
-    states = list_states(obj.store)
+    states, docs = list_states(obj.store), list_quarantine(obj.store)
     for s in states:
         state = "DISABLED" if s.disabled else "enabled"
         click.echo(f"{s.collection}  {state}  since {_when(s.changed_at)} by {s.changed_by}: {s.reason}")
-    if not states:
-        click.echo("No collection has been disabled.")
+    for d in docs:
+        state = "QUARANTINED" if d.quarantined else "released"
+        click.echo(f"{d.doc_id}  {state}  since {_when(d.changed_at)} by {d.changed_by}: {d.reason}")
+    if not states and not docs:
+        click.echo("No collection has been disabled and no document quarantined.")
 
 
 @killswitch.command("disable")
@@ -132,12 +136,18 @@ def killswitch_list(obj) -> None:
 @click.option("--reason", default="disabled by hand", show_default=True)
 @click.pass_obj
 def killswitch_disable(obj, collection: str, reason: str) -> None:
-    """Take COLLECTION out of search."""
-    from jobs.killswitch import disable
+    """Take COLLECTION out of search (an owner's or admin's decision; announced in the alert channel)."""
+    from jobs.alerts import announce
+    from jobs.killswitch import announcement, disable, enable_command
 
     _known_collection(obj, collection)
     changed = disable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
-    click.echo(f"{collection}: disabled (out of search)" if changed else f"{collection} was already disabled")
+    if changed:
+        announce(obj.store, _alerts_config(obj), announcement(
+            what=f"collection {collection}", subject={"collection": collection}, why=reason,
+            command=enable_command(collection), by="cli"), now=_now())
+    click.echo(f"{collection}: disabled (out of search); put it back with `{enable_command(collection)}`"
+               if changed else f"{collection} was already disabled")
 
 
 @killswitch.command("enable")
@@ -146,10 +156,51 @@ def killswitch_disable(obj, collection: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_enable(obj, collection: str, reason: str) -> None:
     """Put COLLECTION back into search (releases the kill switch)."""
+    from jobs.alerts import resolve_announcement
     from jobs.killswitch import enable
 
     changed = enable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
+    if changed:
+        resolve_announcement(obj.store, _alerts_config(obj), {"collection": collection}, now=_now())
     click.echo(f"{collection}: enabled (back in search)" if changed else f"{collection} was not disabled")
+
+
+@killswitch.command("quarantine")
+@click.argument("doc_id")
+@click.option("--reason", default="quarantined by hand", show_default=True)
+@click.pass_obj
+def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
+    """Take one document (DOC_ID, "collection:path") out of search; announced in the alert channel."""
+    from jobs.alerts import announce
+    from jobs.killswitch import announcement, quarantine, release_command
+
+    try:
+        changed = quarantine(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if changed:
+        announce(obj.store, _alerts_config(obj), announcement(
+            what=f"document {doc_id}", subject={"doc_id": doc_id}, why=reason, command=release_command(doc_id),
+            by="cli"), now=_now())
+    click.echo(f"{doc_id}: quarantined (out of search)" if changed else f"{doc_id} was already quarantined")
+
+
+@killswitch.command("release")
+@click.argument("doc_id")
+@click.option("--reason", default="released by hand", show_default=True)
+@click.pass_obj
+def killswitch_release(obj, doc_id: str, reason: str) -> None:
+    """Put a quarantined document back into search."""
+    from jobs.alerts import resolve_announcement
+    from jobs.killswitch import release
+
+    try:
+        changed = release(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if changed:
+        resolve_announcement(obj.store, _alerts_config(obj), {"doc_id": doc_id}, now=_now())
+    click.echo(f"{doc_id}: released (back in search)" if changed else f"{doc_id} was not quarantined")
 
 
 def _known_collection(obj, collection: str) -> None:

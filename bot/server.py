@@ -31,7 +31,7 @@ from bot.app import build_app, make_client
 from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
 from feedback import FeedbackStore
-from jobs.killswitch import disabled_collections
+from jobs.killswitch import disabled_collections, quarantined_documents
 from knowledge import KnowledgeBase
 
 log = structlog.get_logger(__name__)
@@ -101,7 +101,8 @@ def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: Knowle
         ConfigError: the alerting config (``alerts.yaml``) is invalid.
     """
     store = FeedbackStore.open(Path(home) / "minerva.sqlite")
-    kb = kb or KnowledgeBase(settings, home, disabled_collections=lambda: disabled_collections(store))
+    kb = kb or KnowledgeBase(settings, home, disabled_collections=lambda: disabled_collections(store),
+                             quarantined_documents=lambda: quarantined_documents(store))
     client = make_client(secrets.bot_token, secrets.api_url or None)
     app = build_app(kb, store, settings, client=client, signing_secret=secrets.signing_secret or "socket-mode")
     _RUNTIMES[app] = ServeRuntime(settings, Path(home), kb, store, client, alerts_config_for(settings))

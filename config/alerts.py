@@ -38,7 +38,12 @@ class RuleConfig:
             Alertmanager's default (notes/monitoring.md).
         cooldown_minutes: no two notifications of one alert closer than this, even when it resolved and
             fired again in between (flapping).
-        kill_switch: a critical alert of this name disables its collection from search (jobs.killswitch).
+        kill_switch: a critical alert of this name takes content out of search when it starts firing
+            (jobs.killswitch); what, is ``kill_switch_scope``.
+        kill_switch_scope: "documents" (default): quarantine the documents the finding names (its
+            ``documents`` annotation, else its ``doc_id`` label) — for signals users can cause (wrong-answer
+            reports); "collection": disable the whole collection — only for signals users cannot cause (a
+            permission leak). Issue 11 item 3.
         muted_during_reindex: not notified while its collection is being re-indexed (inhibition).
     """
 
@@ -48,6 +53,7 @@ class RuleConfig:
     repeat_interval_hours: float = 4.0
     cooldown_minutes: float = 30.0
     kill_switch: bool = False
+    kill_switch_scope: str = "documents"
     muted_during_reindex: bool = False
 
     def __post_init__(self) -> None:
@@ -55,6 +61,8 @@ class RuleConfig:
             raise ConfigError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
         if self.fire_after < 1 or self.resolve_after < 1:
             raise ConfigError("fire_after and resolve_after must be >= 1")
+        if self.kill_switch_scope not in ("documents", "collection"):
+            raise ConfigError(f"kill_switch_scope must be 'documents' or 'collection', not {self.kill_switch_scope!r}")
         if self.repeat_interval_hours <= 0 or self.cooldown_minutes < 0:
             raise ConfigError("repeat_interval_hours must be > 0 and cooldown_minutes >= 0")
 

@@ -138,10 +138,12 @@ class Transition:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What `evaluate` did: state changes, and the collections its critical alerts disabled."""
+    """What `evaluate` did: state changes, the collections its critical alerts disabled and the documents they
+    quarantined (both announced as ``kill_switch_engaged`` alerts)."""
 
     transitions: list[Transition]
     disabled_collections: list[str]
+    quarantined_documents: list[str] = ()
 
     def entered(self, state: str) -> list[str]:
         """Fingerprints that moved into ``state``."""
@@ -194,6 +196,7 @@ def evaluate(store, config: AlertsConfig, source: str, findings: list[Finding], 
     at = iso(now)
     transitions: list[Transition] = []
     disabled: list[str] = []
+    quarantined: list[str] = []
     with writing(store) as db:
         current = {r["fingerprint"]: r for r in rows(db, "SELECT * FROM alerts WHERE source = ? AND state != 'resolved'", [source])}
         fps = list(bad)
@@ -207,19 +210,69 @@ def evaluate(store, config: AlertsConfig, source: str, findings: list[Finding], 
             _save(db, row)
             _note_transition(db, before, row, at, transitions)
             if _kill_switch_due(before, row, config):
-                collection = collection_of(finding.labels)
-                if collection is None:
-                    log_event(db, fp, at, "kill_switch_skipped", {"reason": "no collection or doc_id label"})
-                elif killswitch.disable_in(db, collection, reason=f"{row['alert']}: {row['summary']}",
-                                           fingerprint=fp, changed_by="alert", now=now):
-                    disabled.append(collection)
+                announced = _kill_switch(db, fp, finding, row, config, now, disabled, quarantined)
+                for notice in announced:
+                    nfp = fingerprint(notice.alert, notice.labels)
+                    nbefore = current.get(nfp) or next(iter(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [nfp])), None)
+                    nrow = _bad_evaluation(nbefore, nfp, notice, f"killswitch:{nfp}", config, at)
+                    _save(db, nrow)
+                    _note_transition(db, nbefore, nrow, at, transitions)
         for fp, before in current.items():
             if fp in bad or before["source"] != source or before["state"] == "resolved":
                 continue
             row = _good_evaluation(before, config, at)
             _save(db, row)
             _note_transition(db, before, row, at, transitions)
-    return Evaluation(transitions, disabled)
+    return Evaluation(transitions, disabled, quarantined)
+
+
+def announce(store, config: AlertsConfig, finding: Finding, *, now: datetime) -> Evaluation:
+    """Raise a `killswitch.announcement` finding (a manual disable or quarantine) so it reaches the alert
+    channel; its source is ``killswitch:<fingerprint>``, and `resolve_announcement` resolves it."""
+    return evaluate(store, config, f"killswitch:{fingerprint(finding.alert, finding.labels)}", [finding], now=now)
+
+
+def resolve_announcement(store, config: AlertsConfig, labels: dict[str, str], *, now: datetime) -> None:
+    """Resolve the ``kill_switch_engaged`` alert of ``labels`` (the subject was put back into search)."""
+    fp = fingerprint("kill_switch_engaged", labels)
+    for _ in range(config.rule("kill_switch_engaged").resolve_after):
+        evaluate(store, config, f"killswitch:{fp}", [], now=now)
+
+
+def _kill_switch(db, fp: str, finding: Finding, row: dict, config: AlertsConfig, now: datetime,
+                 disabled: list[str], quarantined: list[str]) -> list[Finding]:
+    """Act on a critical alert whose rule has ``kill_switch``; returns the announcements to raise.
+
+    Scope "documents": quarantine the finding's ``documents`` annotation (else its ``doc_id`` label), one
+    announcement per document. Scope "collection": disable the collection (a signal users cannot cause).
+    """
+    at = iso(now)
+    why = f"{row['alert']}: {row['summary']}"
+    if config.rule(row["alert"]).kill_switch_scope == "collection":
+        collection = collection_of(finding.labels)
+        if collection is None:
+            log_event(db, fp, at, "kill_switch_skipped", {"reason": "no collection or doc_id label"})
+            return []
+        if not killswitch.disable_in(db, collection, reason=why, fingerprint=fp, changed_by="alert", now=now):
+            return []
+        disabled.append(collection)
+        return [killswitch.announcement(what=f"collection {collection}", subject={"collection": collection}, why=why,
+                                        command=killswitch.enable_command(collection), by="alert")]
+    documents = [str(d) for d in (finding.annotations.get("documents") or [])]
+    if not documents and finding.labels.get("doc_id"):
+        documents = [str(finding.labels["doc_id"])]
+    if not documents:
+        log_event(db, fp, at, "kill_switch_skipped", {"reason": "no documents named; a collection is never "
+                                                                "disabled by a signal users can cause"})
+        return []
+    notices = []
+    for doc_id in documents:
+        if killswitch.quarantine_in(db, doc_id, reason=why, fingerprint=fp, changed_by="alert", now=now):
+            quarantined.append(doc_id)
+            notices.append(killswitch.announcement(what=f"document {doc_id}", subject={"doc_id": doc_id}, why=why,
+                                                   command=killswitch.release_command(doc_id), by="alert"))
+    log_event(db, fp, at, "kill_switch_quarantined", {"documents": quarantined})
+    return notices
 
 
 def due_notices(store, config: AlertsConfig, *, route: str, now: datetime) -> list[Notice]:

@@ -37,12 +37,14 @@ class SearchFilter:
     Attributes:
         collections: allowed collection names; None = all.
         excluded: collection names taken out of search (e.g. by the kill switch); wins over ``collections``.
+        excluded_docs: doc ids taken out of search (documents quarantined by the kill switch).
         allow_restricted: whether restricted collections may be used (DMs of allowed users only).
         now: the time expiry is checked against (UTC); None = now.
     """
 
     collections: frozenset[str] | None = None
     excluded: frozenset[str] = frozenset()
+    excluded_docs: frozenset[str] = frozenset()
     allow_restricted: bool = False
     now: datetime | None = None
 
@@ -210,7 +212,7 @@ class Retriever:
                 continue
             if where.collections is not None and doc["collection"] not in where.collections:
                 continue
-            if doc["collection"] in where.excluded:
+            if doc["collection"] in where.excluded or doc_id in where.excluded_docs:
                 continue
             if self._visibility(doc) == "restricted" and not where.allow_restricted:
                 continue

@@ -44,17 +44,21 @@ class KnowledgeBase:
     """
 
     def __init__(self, settings: Settings, home: Path, embedder: Embedder | None = None,
-                 disabled_collections: Callable[[], set[str]] | None = None):
+                 disabled_collections: Callable[[], set[str]] | None = None,
+                 quarantined_documents: Callable[[], set[str]] | None = None):
         """Args:
             settings: loaded config.
             home: MINERVA_HOME.
             embedder: the dense model; None = load the configured one on first use.
             disabled_collections: called on every search; the collections it returns are left out
                 (the kill switch of the monitoring jobs; knowledge itself stores no such state).
+            quarantined_documents: called on every search; the doc ids it returns are left out (documents
+                quarantined by the kill switch after a wrong-answer spike; the bot wires it).
         """
         self.settings = settings
         self.home = Path(home)
         self.disabled_collections = disabled_collections
+        self.quarantined_documents = quarantined_documents
         self._embedder = embedder
         self._index: LoadedIndex | None = None
         self._lock = threading.Lock()
@@ -126,11 +130,15 @@ class KnowledgeBase:
         return Retriever(self.index(), self.embedder, self.settings)
 
     def _filter(self, where: SearchFilter | None) -> SearchFilter | None:
-        """``where`` with the kill switch's disabled collections taken out."""
-        if self.disabled_collections is None:
+        """``where`` with the kill switch's disabled collections and quarantined documents taken out."""
+        if self.disabled_collections is None and self.quarantined_documents is None:
             return where
         where = where or SearchFilter()
-        return replace(where, excluded=where.excluded | frozenset(self.disabled_collections()))
+        if self.disabled_collections is not None:
+            where = replace(where, excluded=where.excluded | frozenset(self.disabled_collections()))
+        if self.quarantined_documents is not None:
+            where = replace(where, excluded_docs=where.excluded_docs | frozenset(self.quarantined_documents()))
+        return where
 
     def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:
         """Answer one question extractively, with citations, or refuse.

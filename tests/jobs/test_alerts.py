@@ -161,7 +161,9 @@ async def test_same_alert_twice_posts_one_message_and_one_reminder_after_the_rep
         await notify_now(store, config, notifier, now=T0 + timedelta(minutes=minutes))
     posts = fake_slack.calls_to("chat.postMessage")
     assert len(posts) == 1 and posts[0]["body"]["channel"] == ALERT_CHANNEL
-    assert "Critical alert: permission_leak" in posts[0]["body"]["text"]
+    # one page for both: the leak and the announcement of the collection it disabled, with the way back
+    assert "2 critical alerts: kill_switch_engaged, permission_leak" in posts[0]["body"]["text"]
+    assert "minerva killswitch enable plans" in json.dumps(posts[0]["body"]["blocks"])
 
     later = T0 + timedelta(hours=4, minutes=1)
     evaluate(store, config, "security", [leak()], now=later)
@@ -170,8 +172,18 @@ async def test_same_alert_twice_posts_one_message_and_one_reminder_after_the_rep
     posts = fake_slack.calls_to("chat.postMessage")
     assert len(posts) == 2 and posts[1]["body"]["text"].startswith("Still firing: permission_leak")
     sent = list(store.db.query("SELECT kind, route, channel, error FROM alert_notifications ORDER BY notification_id"))
-    assert sent == [{"kind": "firing", "route": "now", "channel": ALERT_CHANNEL, "error": None},
-                    {"kind": "reminder", "route": "now", "channel": ALERT_CHANNEL, "error": None}]
+    assert sent == [{"kind": "firing", "route": "now", "channel": ALERT_CHANNEL, "error": None}] * 2 + [
+                    {"kind": "reminder", "route": "now", "channel": ALERT_CHANNEL, "error": None}]  # leak + announcement
+
+
+def _due(store, config, **kwargs):
+    """`due_notices` without the kill switch's announcements (a leak also announces the collection it disabled)."""
+    return [n for n in due_notices(store, config, **kwargs) if n.alert.alert != "kill_switch_engaged"]
+
+
+def _listed(store, config, **kwargs):
+    """`alerts.list_alerts` without the kill switch's announcements."""
+    return [a for a in alerts.list_alerts(store, config, **kwargs) if a.alert.alert != "kill_switch_engaged"]
 
 
 def test_a_silence_suppresses_notifications_until_it_expires(store, config: AlertsConfig) -> None:
@@ -179,16 +191,16 @@ def test_a_silence_suppresses_notifications_until_it_expires(store, config: Aler
     fp = fingerprint("permission_leak", {"doc_id": "plans:secret.md"})
     made = add_silence(store, fp[:6], hours=24, by="U1", now=T0)
     assert made.fingerprint == fp and made.expires_at == T0 + timedelta(hours=24)
-    assert due_notices(store, config, route="now", now=T0 + timedelta(hours=5)) == []
-    (status,) = alerts.list_alerts(store, config, now=T0 + timedelta(hours=5))
+    assert _due(store, config, route="now", now=T0 + timedelta(hours=5)) == []
+    (status,) = _listed(store, config, now=T0 + timedelta(hours=5))
     assert status.silenced_until == T0 + timedelta(hours=24)
-    (notice,) = due_notices(store, config, route="now", now=T0 + timedelta(hours=24, seconds=1))
+    (notice,) = _due(store, config, route="now", now=T0 + timedelta(hours=24, seconds=1))
     assert notice.kind == "firing"
     # Silencing again and then unsilencing ends it at once.
     add_silence(store, fp, hours=48, by="cli", now=T0 + timedelta(hours=25))
-    assert due_notices(store, config, route="now", now=T0 + timedelta(hours=26)) == []
+    assert _due(store, config, route="now", now=T0 + timedelta(hours=26)) == []
     assert remove_silences(store, fp, by="cli", now=T0 + timedelta(hours=26)) == 1
-    assert len(due_notices(store, config, route="now", now=T0 + timedelta(hours=26, seconds=1))) == 1
+    assert len(_due(store, config, route="now", now=T0 + timedelta(hours=26, seconds=1))) == 1
     with pytest.raises(UnknownAlert):
         add_silence(store, "deadbeef", hours=1, by="cli", now=T0)
     with pytest.raises(ValueError):
@@ -197,24 +209,24 @@ def test_a_silence_suppresses_notifications_until_it_expires(store, config: Aler
 
 def test_cooldown_holds_back_a_flapping_alert_and_ack_stops_reminders(store, config: AlertsConfig) -> None:
     evaluate(store, config, "security", [leak()], now=T0)
-    (notice,) = due_notices(store, config, route="now", now=T0)
+    (notice,) = _due(store, config, route="now", now=T0)
     alerts.record_delivery(store, [notice], channel=ALERT_CHANNEL, ts="1.1", now=T0)
     for minutes in (5, 10):  # resolves (resolve_after = 2) ...
         evaluate(store, config, "security", [], now=T0 + timedelta(minutes=minutes))
     evaluate(store, config, "security", [leak()], now=T0 + timedelta(minutes=15))  # ... and fires again
-    assert due_notices(store, config, route="now", now=T0 + timedelta(minutes=15)) == []  # cooldown 30 min
-    (again,) = due_notices(store, config, route="now", now=T0 + timedelta(minutes=31))
+    assert _due(store, config, route="now", now=T0 + timedelta(minutes=15)) == []  # cooldown 30 min
+    (again,) = _due(store, config, route="now", now=T0 + timedelta(minutes=31))
     assert again.kind == "firing"
 
     acked = alerts.acknowledge(store, notice.alert.fingerprint, by="U7", now=T0 + timedelta(minutes=32))
     assert acked.acked_by == "U7"
-    assert due_notices(store, config, route="now", now=T0 + timedelta(hours=9)) == []
+    assert _due(store, config, route="now", now=T0 + timedelta(hours=9)) == []
     # A new episode clears the acknowledgement.
     for minutes in (40, 45):
         evaluate(store, config, "security", [], now=T0 + timedelta(minutes=minutes))
     evaluate(store, config, "security", [leak()], now=T0 + timedelta(hours=2))
     assert alerts.get_alert(store, notice.alert.fingerprint).acked_at is None
-    assert len(due_notices(store, config, route="now", now=T0 + timedelta(hours=2))) == 1
+    assert len(_due(store, config, route="now", now=T0 + timedelta(hours=2))) == 1
 
 
 def test_escalation_to_critical_notifies_at_once(store, config: AlertsConfig) -> None:
@@ -233,15 +245,15 @@ def test_a_running_reindex_mutes_freshness_alerts_of_its_collection_only(store, 
     evaluate(store, config, "freshness", stale, now=T0)
     clock = lambda: T0  # noqa: E731
     with reindex_running(store, "api", now=clock):
-        due = due_notices(store, config, route="now", now=T0)
+        due = _due(store, config, route="now", now=T0)
         assert [n.alert.collection for n in due] == ["plans"]
         # A leak in the same collection is not a freshness alert: never muted.
         evaluate(store, config, "security", [leak("api:secret.md")], now=T0)
-        assert {n.alert.alert for n in due_notices(store, config, route="now", now=T0)} == {"stale_document", "permission_leak"}
+        assert {n.alert.alert for n in _due(store, config, route="now", now=T0)} == {"stale_document", "permission_leak"}
         # A mark older than reindex_mark_max_hours counts as a crashed re-index.
-        assert "api" in {n.alert.collection for n in due_notices(store, config, route="now", now=T0 + timedelta(hours=7))
+        assert "api" in {n.alert.collection for n in _due(store, config, route="now", now=T0 + timedelta(hours=7))
                          if n.alert.alert == "stale_document"}
-    assert len(due_notices(store, config, route="now", now=T0)) == 3
+    assert len(_due(store, config, route="now", now=T0)) == 3
     (run,) = store.db.query("SELECT job, target, outcome FROM job_runs")
     assert run == {"job": "reindex", "target": "api", "outcome": "ok"}
 
@@ -288,8 +300,9 @@ def test_cli_lists_silences_and_unsilences_alerts(tmp_path: Path, config: Alerts
 
 
 def test_cli_kill_switch_disable_enable_round_trip(tmp_path: Path) -> None:
-    assert invoke(tmp_path, "killswitch", "list").stdout == "No collection has been disabled.\n"
-    assert invoke(tmp_path, "killswitch", "disable", "api", "--reason", "leak").stdout == "api: disabled (out of search)\n"
+    assert invoke(tmp_path, "killswitch", "list").stdout == "No collection has been disabled and no document quarantined.\n"
+    assert invoke(tmp_path, "killswitch", "disable", "api", "--reason", "leak").stdout == (
+        "api: disabled (out of search); put it back with `minerva killswitch enable api`\n")
     assert invoke(tmp_path, "killswitch", "disable", "api").stdout == "api was already disabled\n"
     with FeedbackStore.open(tmp_path / "minerva.sqlite") as s:
         assert killswitch.disabled_collections(s) == {"api"}
