@@ -166,6 +166,9 @@ def answer_blocks(answer: Answer) -> list[dict]:
         blocks.append(_context(f":warning: {escape(warning)}"))
     if answer.direct_answer:  # the answer first (issue 9); the quotes below are its evidence
         blocks.extend(section_blocks(to_mrkdwn(answer.direct_answer)))
+        if answer.generated:
+            blocks.append(_context(":robot_face: Written by a language model from the quoted sources below; "
+                                   "every sentence was checked against its source."))
     by_number = {c.number: c for c in answer.citations}
     for text, number in zip(answer.quotes, answer.citation_numbers):
         quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())

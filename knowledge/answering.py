@@ -135,12 +135,20 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         answer.citation_numbers.append(numbers[p.doc_id])
         answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), max_chars))
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)))
+    answer.text = plain_text(answer)
+
+
+def plain_text(answer: Answer) -> str:
+    """The answer as plain text: the low-confidence note, warnings, the direct answer, then each quote
+    with its ``[n]``. Call again after changing ``direct_answer`` (the generator does)."""
+    if answer.refused:
+        return REFUSAL_TEXT
     parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
     parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers) if q]
-    answer.text = "\n\n".join(parts)
+    return "\n\n".join(parts)
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],

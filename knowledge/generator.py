@@ -24,6 +24,7 @@ import regex
 import structlog
 
 from config import GeneratorConfig
+from knowledge.answering import plain_text
 from knowledge.errors import KnowledgeError
 from knowledge.grounding import GroundingResult, check_grounding
 from knowledge.types import Answer
@@ -164,6 +165,7 @@ async def improve_answer(answer: Answer, question: str, cfg: GeneratorConfig | N
     if result.text:
         answer.direct_answer = result.text
         answer.generated = True
+        answer.text = plain_text(answer)
     log.info("generator.answer", answer_id=answer.answer_id, model=cfg.model, sentences=len(result.checks),
              removed=[c.reason for c in removed], used=bool(result.text),
              elapsed_ms=round((time.perf_counter() - started) * 1000, 1))

@@ -148,6 +148,7 @@ class Answer:
             "low_confidence": self.low_confidence,
             "top_score": round(self.top_score, 4),
             "hallucination_flag": self.hallucination_flag,
+            "generated": self.generated,
             "follow_up_of": self.follow_up_of,
             "citations": [
                 {"doc_id": c.doc_id, "title": c.title, "url": c.url, "heading": c.heading, "score": round(c.score, 4),
