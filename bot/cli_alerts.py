@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from bot.cli_monitoring import now_option
 from config import ConfigError
 
 
@@ -215,7 +216,7 @@ def jobs() -> None:
     """The monitoring jobs that `minerva serve` schedules."""
 
 
-def _runner(obj, *, with_slack: bool):
+def _runner(obj, *, with_slack: bool, now: datetime | None = None):
     from jobs.runner import JobEnv, JobRunner
 
     cfg = _alerts_config(obj)
@@ -227,7 +228,10 @@ def _runner(obj, *, with_slack: bool):
 
         notifier = SlackNotifier(make_client(token, os.environ.get("SLACK_API_URL") or None),
                                  seconds_between_posts=cfg.digest.seconds_between_posts, top_items=cfg.digest.top_items)
-    return JobRunner(JobEnv(obj.settings, obj.home, cfg, kb=obj.kb, notifier=notifier))
+    env = JobEnv(obj.settings, obj.home, cfg, kb=obj.kb, notifier=notifier)
+    if now is not None:  # --now: the job and everything it records run as of that moment
+        env.clock = lambda: now
+    return JobRunner(env)
 
 
 @jobs.command("list")
@@ -248,12 +252,13 @@ def jobs_list(obj) -> None:
 
 @jobs.command("run")
 @click.argument("name")
+@now_option
 @click.pass_obj
-def jobs_run(obj, name: str) -> None:
-    """Run job NAME now, recorded like a scheduled run (posts to Slack when SLACK_BOT_TOKEN is set)."""
+def jobs_run(obj, name: str, now: datetime | None) -> None:
+    """Run job NAME now (or as of --now), recorded like a scheduled run (posts to Slack when SLACK_BOT_TOKEN is set)."""
     from jobs.runner import UnknownJob
 
-    runner = _runner(obj, with_slack=True)
+    runner = _runner(obj, with_slack=True, now=now)
     try:
         result = asyncio.run(runner.run(name, trigger="manual"))
     except UnknownJob as exc:
@@ -271,14 +276,15 @@ def jobs_run(obj, name: str) -> None:
 @click.option("--signals/--no-signals", "with_signals", default=True, show_default=True,
               help="Ask the signal jobs for their figures (labelling new questions loads the embedding model); "
                    "without, panels use the feedback store and the index only.")
+@now_option
 @click.pass_obj
-def report(obj, out: str, days: int | None, with_signals: bool) -> None:
+def report(obj, out: str, days: int | None, with_signals: bool, now: datetime | None) -> None:
     """Write the weekly quality report: one self-contained HTML page with its charts."""
     from jobs.findings import JobContext
     from jobs.report import build_report, collect_summaries
 
     cfg = _alerts_config(obj)
-    now = _now()
+    now = now or _now()
     ctx = JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=now, kb=obj.kb)
     made = build_report(obj.store, cfg, now=now, kb=obj.kb, summaries=collect_summaries(ctx) if with_signals else {},
                         window_days=days or cfg.digest.report_window_days)

@@ -11,6 +11,8 @@
 
 Each signal command runs the same evaluation as its scheduled job (review candidates are filed too) and
 prints it; ``--json`` prints ``{"status": …, "findings": […]}``. Library errors become ``Error: …``.
+``--now 2026-11-30`` (ISO date or date/time; naive means UTC) runs it as of that moment, to replay a window
+or check a threshold (issue 11 item 8); `minerva jobs run` and `minerva report` take it too.
 """
 
 from __future__ import annotations
@@ -31,8 +33,31 @@ def register(cli: click.Group) -> None:
         cli.add_command(command)
 
 
-def _context(obj):
-    """A JobContext from the CLI's Context, with the monitoring config loaded once."""
+class IsoMoment(click.ParamType):
+    """A click parameter: an ISO-8601 date (``2026-11-30`` = midnight UTC) or date/time (``2026-11-30T08:00``,
+    ``…+09:00``); naive values are UTC. Converts to an aware `datetime`."""
+
+    name = "ISO date/time"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, datetime):
+            moment = value
+        else:
+            try:
+                moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+            except ValueError:
+                self.fail(f"{value!r} is not an ISO date or date/time (e.g. 2026-11-30 or 2026-11-30T08:00Z)", param, ctx)
+        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def now_option(command):
+    """Add ``--now`` (`IsoMoment`, default: the real time) to a command."""
+    return click.option("--now", "now", type=IsoMoment(), default=None,
+                        help="Run as of this moment (ISO date or date/time, UTC unless an offset is given).")(command)
+
+
+def _context(obj, now: datetime | None = None):
+    """A JobContext from the CLI's Context, with the monitoring config loaded once; ``now`` = the clock."""
     from config.monitoring import monitoring_config_for
     from jobs.findings import JobContext
 
@@ -40,18 +65,18 @@ def _context(obj):
         cfg = monitoring_config_for(obj.settings)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-    return JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=datetime.now(timezone.utc),
+    return JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=now or datetime.now(timezone.utc),
                       kb=obj.kb, extra={"monitoring": cfg})
 
 
-def _run(obj, name: str):
+def _run(obj, name: str, now: datetime | None = None):
     """Run signal ``name`` (filing its review candidates); library errors become ClickExceptions."""
     from feedback import FeedbackError
     from jobs.signals import run_signal
     from knowledge import KnowledgeError
 
     try:
-        return run_signal(name, _context(obj))
+        return run_signal(name, _context(obj, now))
     except (KnowledgeError, FeedbackError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -74,10 +99,11 @@ def _signal_command(job: str):
     """
     def wrap(printer):
         @click.option("--json", "as_json", is_flag=True, help="Print {status, findings} as JSON.")
+        @now_option
         @click.pass_obj
         @functools.wraps(printer)
-        def command(obj, as_json: bool, **options) -> None:
-            result = _run(obj, job)
+        def command(obj, as_json: bool, now: datetime | None, **options) -> None:
+            result = _run(obj, job, now)
             if as_json:
                 return _echo_json(result)
             printer(result.status, **options)
@@ -141,8 +167,9 @@ def drift(s: dict) -> None:
 @click.command()
 @click.option("--execute", is_flag=True, help="Sync the collections of the high and normal priority documents.")
 @click.option("--json", "as_json", is_flag=True, help="Print {status, findings[, executed]} as JSON.")
+@now_option
 @click.pass_obj
-def reindex(obj, execute: bool, as_json: bool) -> None:
+def reindex(obj, execute: bool, as_json: bool, now: datetime | None) -> None:
     """The auto-reindex queue (stale +3, low quality +2, chunking drift +1, source modified +5)."""
     from feedback import FeedbackError
     from jobs import reindex as reindexing
@@ -151,11 +178,11 @@ def reindex(obj, execute: bool, as_json: bool) -> None:
     executed = None
     if execute:
         try:
-            executed, result = reindexing.execute_queue(_context(obj))
+            executed, result = reindexing.execute_queue(_context(obj, now))
         except (KnowledgeError, FeedbackError) as exc:
             raise click.ClickException(str(exc)) from exc
     else:
-        result = _run(obj, "reindex")
+        result = _run(obj, "reindex", now)
     if as_json:
         click.echo(json.dumps({"status": result.status, "findings": [asdict(f) for f in result.findings],
                                "executed": executed}, ensure_ascii=False, default=str))

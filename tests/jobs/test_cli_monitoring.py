@@ -70,3 +70,39 @@ def test_every_verb_is_documented(verb) -> None:
     result = CliRunner().invoke(cli, [verb, "--help"])
     assert result.exit_code == 0 and "--json" in result.output
     assert cli.commands[verb].help
+
+
+# --- --now (issue 11 item 8) ----------------------------------------------------------------------------
+
+
+def test_now_moves_a_collection_across_its_freshness_threshold(home) -> None:
+    from datetime import datetime, timedelta
+
+    from knowledge.index import load_generation
+
+    docs = [d for d in load_generation(home).documents.values() if d["collection"] == "plans" and d["stage"] == "active"]
+    newest = max(datetime.fromisoformat(d["last_modified"]) for d in docs)
+    oldest = min(datetime.fromisoformat(d["last_modified"]) for d in docs)
+
+    def plans(now) -> dict:
+        result = invoke(home, "freshness", "--json", "--now", now.isoformat())
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["status"]["collections"]["plans"]
+
+    days = plans(newest)["staleness_days"]
+    assert plans(oldest + timedelta(days=days - 1))["stale"] == 0
+    late = plans(newest + timedelta(days=days + 1))
+    assert late["stale"] == late["active"] > 0
+
+
+def test_jobs_run_and_report_take_now(home, tmp_path) -> None:
+    result = invoke(home, "jobs", "run", "bad_docs", "--now", "2026-03-01T08:00")
+    assert result.exit_code == 0, result.output
+    with FeedbackStore.open(home / "minerva.sqlite") as store:
+        (run,) = store.db.query("SELECT started_at FROM job_runs WHERE job = 'bad_docs'")
+    assert run["started_at"].startswith("2026-03-01T08:00:00")
+    out = tmp_path / "r.html"
+    assert invoke(home, "report", "--no-signals", "--out", str(out), "--now", "2026-03-01").exit_code == 0
+    assert out.exists()
+    bad = CliRunner().invoke(cli, ["--home", str(home), "drift", "--now", "yesterday"])
+    assert bad.exit_code == 2 and "not an ISO date" in bad.output
