@@ -239,6 +239,48 @@ def resolve_announcement(store, config: AlertsConfig, labels: dict[str, str], *,
         evaluate(store, config, f"killswitch:{fp}", [], now=now)
 
 
+def resolve_gone_documents(store, config: AlertsConfig, documents: dict[str, dict] | None, *,
+                           now: datetime) -> list[Transition]:
+    """Resolve at once every unresolved alert about a document that no longer answers anything (issue 11 item 4).
+
+    An alert with a ``doc_id`` label whose document is archived, deprecated or gone from the index is resolved
+    now (not after ``resolve_after`` quiet runs), and says why: its summary ends with "resolved: document
+    archived (newer version: …)" or "resolved: document deleted", the same reason is in its annotations
+    (``resolved_because``) and in a "resolved" event. Alerts of quarantined documents' announcements are
+    treated alike. Nothing happens without an index (``documents`` None or empty).
+
+    Returns:
+        The transitions made (one "resolved" per alert).
+    """
+    if not documents:
+        return []
+    from jobs.signals.bad_docs import newer_version  # the signal module imports this one's neighbours
+
+    at = iso(now)
+    transitions: list[Transition] = []
+    with writing(store) as db:
+        for before in rows(db, "SELECT * FROM alerts WHERE state != 'resolved'"):
+            doc_id = str(json.loads(before["labels"]).get("doc_id") or "")
+            if not doc_id:
+                continue
+            doc = documents.get(doc_id)
+            if doc is not None and doc.get("stage", "active") == "active":
+                continue
+            if doc is None:
+                reason = "document deleted"
+            else:
+                newer = newer_version(doc_id, documents)
+                reason = f"document {doc.get('stage')}" + (f" (newer version: {newer})" if newer else "")
+            annotations = {**json.loads(before["annotations"] or "{}"), "resolved_because": reason}
+            row = dict(before, state="resolved", resolved_at=at if before["state"] == "firing" else before["resolved_at"],
+                       bad_streak=0, good_streak=before["good_streak"] + 1, last_evaluated_at=at,
+                       summary=f"{before['summary']} — resolved: {reason}", annotations=dumps(annotations))
+            _save(db, row)
+            _note_transition(db, before, row, at, transitions)
+            log_event(db, row["fingerprint"], at, "resolved_because", {"reason": reason, "doc_id": doc_id})
+    return transitions
+
+
 def _kill_switch(db, fp: str, finding: Finding, row: dict, config: AlertsConfig, now: datetime,
                  disabled: list[str], quarantined: list[str]) -> list[Finding]:
     """Act on a critical alert whose rule has ``kill_switch``; returns the announcements to raise.

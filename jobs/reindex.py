@@ -7,7 +7,11 @@ Every active document of the live index gets points from ``config/reindex_trigge
     chunking drift (its ``chunker`` signature differs from the current one)    +1
     source modified after indexing (file mtime > ``indexed_at``)                +5
 
-Score >= 5 → re-index (high), >= 3 → re-index (normal), >= 1 → human review (a review item). Executing
+Score >= 5 → re-index (high), >= 3 → re-index (normal), >= 1 → human review (a review item) — but only a
+document a sync would change (source modified or moved, chunking drift) is queued for re-indexing (issue 11
+item 4: hundreds of stale pages were queued "normal" while "0 will change on sync"); one it would not change
+becomes a human-review item when its answers are poor, and is otherwise left to the freshness signal's
+aggregated stale line. Executing
 the queue means running the incremental `KnowledgeBase.sync` for the affected collections, each marked
 as being re-indexed (`jobs.inhibition.reindex_running`) so its freshness and citation alerts are muted
 meanwhile. The sync re-reads changed files and re-chunks on chunker drift; a document that is merely
@@ -86,15 +90,18 @@ def score_documents(ctx: JobContext) -> list[ReindexItem] | None:
             reasons.append("low_quality")
         if current_chunker and doc.get("chunker") != current_chunker:
             reasons.append("chunking_drift")
-        if source_state(doc).modified:
+        state = source_state(doc)
+        if state.modified:
             reasons.append("source_modified")
         score = sum(getattr(rx.weights, r) for r in reasons)
         priority = _priority(score, rx.priorities)
+        changes = bool({"source_modified", "chunking_drift"} & set(reasons)) or state.missing
+        if priority in ("high", "normal") and not changes:
+            priority = "review" if "low_quality" in reasons else None  # a sync would not change it
         if priority:
             items.append(ReindexItem(doc["doc_id"], doc["collection"], doc.get("title", doc["doc_id"]),
                                      doc.get("url", ""), score, priority, reasons,
-                                     None if fused is None else round(fused, 4),
-                                     bool({"source_modified", "chunking_drift"} & set(reasons))))
+                                     None if fused is None else round(fused, 4), changes))
     items.sort(key=lambda i: (-i.score, i.doc_id))
     return items
 

@@ -208,12 +208,28 @@ class JobRunner:
             log.exception("job.health_failed", job=name, run_id=run_id)
         return RunResult(name, run_id, outcome, error, findings)
 
+    def _resolve_gone_documents(self, store, now: datetime) -> None:
+        """Resolve alerts on documents archived or deleted since they fired (`alerts.resolve_gone_documents`)."""
+        if self.env.kb is None:
+            return
+        try:
+            documents = self.env.kb.index().documents
+        except Exception as exc:  # no index yet, or another model's: nothing to compare with
+            log.info("alerts.gone_documents_skipped", reason=str(exc)[:200])
+            return
+        resolved = alerts.resolve_gone_documents(store, self.env.config, documents, now=now)
+        if resolved:
+            log.info("alerts.gone_documents_resolved", count=len(resolved))
+
     async def _body(self, store, name: str, now: datetime) -> int | None:
         if name in self.signal_jobs:
             findings = await asyncio.to_thread(self._run_signal, self.signal_jobs[name], now)
             evaluation = await asyncio.to_thread(alerts.evaluate, store, self.env.config, name, findings, now=now)
             if evaluation.disabled_collections:
                 log.warning("killswitch.collections_disabled", job=name, collections=evaluation.disabled_collections)
+            if evaluation.quarantined_documents:
+                log.warning("killswitch.documents_quarantined", job=name, documents=evaluation.quarantined_documents)
+            await asyncio.to_thread(self._resolve_gone_documents, store, now)
             await self._notify_now(store, now)
             return len(findings)
         if name == "critical_notifications":

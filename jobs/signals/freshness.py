@@ -142,6 +142,13 @@ def _missing_roots(ctx: JobContext, collections: set[str]) -> set[str]:
     return {c for c in collections if c in configured and not os.path.isdir(configured[c])}
 
 
+def _most_cited(top: list[dict]) -> str:
+    """"; most cited: A (12), B (5)" for the stale line of a collection (issue 11 item 4), or "" when none of its
+    stale pages was cited in the window."""
+    cited = [e for e in top if e["citations"]][:3]
+    return ("; most cited: " + ", ".join(f"{e['title']} ({e['citations']})" for e in cited)) if cited else ""
+
+
 def _stale_findings(per_collection: dict, fresh) -> list[Finding]:
     found = []
     for name, bucket in sorted(per_collection.items()):
@@ -153,7 +160,8 @@ def _stale_findings(per_collection: dict, fresh) -> list[Finding]:
         found.append(Finding(
             alert="stale_document", severity="warning", labels={"collection": name},
             value=float(len(stale)), threshold=0.0, n=bucket["active"],
-            summary=f"{len(stale)} of {bucket['active']} active documents in {name} are older than {days} days",
+            summary=f"{len(stale)} of {bucket['active']} active documents in {name} are older than {days} days"
+                    + _most_cited(top),
             annotations={"staleness_days": days,
                          "top": [{k: e[k] for k in ("doc_id", "title", "age_days", "citations", "url")} for e in top]},
         ))

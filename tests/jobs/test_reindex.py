@@ -58,19 +58,20 @@ def test_scoring_cases(store, tmp_path, sample_settings) -> None:  # noqa: F811
         add_answer(store, cited=("api:few-votes.md",), votes=("down",), top_score=0.5)
     ctx = make_ctx(store, tmp_path, sample_settings, IndexOf(docs), reindex={"auto_execute": "off"})
     scored = {i.doc_id: i for i in reindex.score_documents(ctx)}
-    assert set(scored) == {"api:stale.md", "api:stale-bad.md", "api:rechunk.md", "api:edited.md"}
-    assert (scored["api:stale.md"].score, scored["api:stale.md"].priority) == (3, "normal")
-    assert (scored["api:stale-bad.md"].score, scored["api:stale-bad.md"].priority) == (5, "high")
+    # issue 11 item 4: only what a sync would change is queued for re-indexing; merely stale → freshness signal
+    assert set(scored) == {"api:stale-bad.md", "api:rechunk.md", "api:edited.md"}
+    assert (scored["api:stale-bad.md"].score, scored["api:stale-bad.md"].priority) == (5, "review")
     assert scored["api:stale-bad.md"].reasons == ["stale", "low_quality"]
     assert scored["api:stale-bad.md"].fused == pytest.approx(0.4 * 0.5)   # all 👎: only the confidence part
     assert (scored["api:rechunk.md"].score, scored["api:rechunk.md"].priority) == (1, "review")
     assert (scored["api:edited.md"].score, scored["api:edited.md"].priority) == (5, "high")
-    assert scored["api:edited.md"].sync_changes_it and not scored["api:stale.md"].sync_changes_it
+    assert scored["api:edited.md"].sync_changes_it and not scored["api:stale-bad.md"].sync_changes_it
     findings = reindex.run(ctx)
     (finding,) = by_alert(findings, "reindex_needed")
-    assert (finding.labels, finding.severity, finding.value) == ({"collection": "api"}, "warning", 3.0)
-    assert [(i["problem"], i["subject"], i["action"]) for i in items(store)] == [
-        ("reindex_review", "api:rechunk.md", "human_review")]
+    assert (finding.labels, finding.severity, finding.value) == ({"collection": "api"}, "warning", 1.0)
+    assert "1 will change on sync" in finding.summary
+    assert sorted((i["problem"], i["subject"], i["action"]) for i in items(store)) == [
+        ("reindex_review", "api:rechunk.md", "human_review"), ("reindex_review", "api:stale-bad.md", "human_review")]
 
 
 def test_executing_the_queue_syncs_the_changed_collection(store, tmp_path, private_kb) -> None:  # noqa: F811
@@ -82,11 +83,8 @@ def test_executing_the_queue_syncs_the_changed_collection(store, tmp_path, priva
     assert [i.doc_id for i in reindex.score_documents(ctx) if i.priority == "high"] == ["api:errors.md"]
     findings = reindex.run(ctx)  # auto_execute: high
     assert kb.index().documents["api:errors.md"]["indexed_at"] > before
-    (left,) = by_alert(findings, "reindex_needed")
-    # Both pages are older than 90 days: still queued (normal), but a sync cannot freshen unchanged content.
-    assert left.severity == "info"
-    assert {(d["doc_id"], d["priority"], tuple(d["reasons"])) for d in left.annotations["top"]} == {
-        ("api:errors.md", "normal", ("stale",)), ("api:pagination.md", "normal", ("stale",))}
+    # Both pages are older than 90 days, but a sync cannot freshen unchanged content: nothing is queued.
+    assert by_alert(findings, "reindex_needed") == []
     marks = list(store.db.query("SELECT job, target, trigger, outcome FROM job_runs"))
     assert marks == [{"job": "reindex", "target": "api", "trigger": "mark", "outcome": "ok"}]
 
