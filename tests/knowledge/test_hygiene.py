@@ -12,7 +12,7 @@ import pytest
 from config import HygieneConfig, Settings, SourceConfig
 from knowledge import KnowledgeBase
 from knowledge.catalog import list_documents
-from knowledge.dedup import find_self_duplicates, gate_pairs
+from knowledge.dedup import gate_pairs
 from knowledge.embedding_profiles import model_cosine
 from knowledge.gate import gate_thresholds
 from knowledge.versions import family_of, version_key
