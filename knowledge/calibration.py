@@ -162,11 +162,10 @@ def fit_confidence(samples: list[CalibrationSample], model: str, *, min_answered
 
     fitted = minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
     weights = {f: round(float(w), 4) for f, w in zip(features, fitted[:-1])}
-    raw_low, raw_high = _anchors(shifted, weights, min_answered)
-    span = raw_high - raw_low
+    raw_low, raw_high, spread = _anchors(shifted, weights, min_answered)
     return CalibrationConfig(
         model=model,
-        raw=[round(x, 4) for x in (raw_low - span, raw_low, raw_high, raw_high + span * 4 / 3)],
+        raw=[round(float(x), 4) for x in (raw_low - spread, raw_low, raw_high, raw_high + spread)],
         score=[0.0, 0.3, 0.6, 1.0],
         language_shift=round(shift, 4),
         weights=weights,
@@ -181,8 +180,12 @@ def _shift_evidence(sample: CalibrationSample, shift: float) -> CalibrationSampl
     return replace(sample, passages=moved)
 
 
-def _anchors(samples: list[CalibrationSample], weights: dict[str, float], min_answered: float) -> tuple[float, float]:
-    """(raw value at score 0.3, at 0.6) from each question's best combined passage (`fit_confidence`)."""
+def _anchors(samples: list[CalibrationSample], weights: dict[str, float],
+             min_answered: float) -> tuple[float, float, float]:
+    """(raw value at score 0.3, at 0.6, the raw scale) from each question's best combined passage
+    (`fit_confidence`). The scale — the interquartile range of answerable questions' best values — sets
+    the least band width (a tenth of it) and the distance of the 0 and 1 anchors, so the score keeps
+    rising past the bands instead of jumping from 0 to 1."""
     def best(s: CalibrationSample) -> tuple[float, bool]:
         scored = [(sum(w * float(ev.get(f, 0.0)) for f, w in weights.items()), g) for ev, g in s.passages]
         return max(scored, key=lambda t: t[0]) if scored else (float("-inf"), False)
@@ -202,9 +205,12 @@ def _anchors(samples: list[CalibrationSample], weights: dict[str, float], min_an
     def errors(t: float) -> int:
         return sum(v < t for v in right) + sum(v >= t for v in doubtful)
 
-    threshold = min((t for t in candidates if t >= raw_low + MIN_BAND_WIDTH), key=lambda t: (errors(t), t),
-                    default=raw_low + MIN_BAND_WIDTH)
+    # the raw value's scale: the interquartile range of the answerable questions' best values
+    spread = max(float(np.subtract(*np.percentile(values, [75, 25]))), MIN_BAND_WIDTH)
+    width = max(MIN_BAND_WIDTH, spread / 10)
+    threshold = min((t for t in candidates if t >= raw_low + width), key=lambda t: (errors(t), t),
+                    default=raw_low + width)
     below = [v for v in right + doubtful if v < threshold]
     # midway between the threshold and the highest value below it, for a margin on unseen questions
-    raw_high = (threshold + max(below)) / 2 if below and max(below) > raw_low + MIN_BAND_WIDTH else threshold
-    return raw_low, max(raw_high, raw_low + MIN_BAND_WIDTH)
+    raw_high = (threshold + max(below)) / 2 if below and max(below) > raw_low + width else threshold
+    return raw_low, max(raw_high, raw_low + width), spread
