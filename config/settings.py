@@ -391,8 +391,8 @@ def _convert(hint, value, where: str):
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         return None if value is None else _convert(args[0], value, where)
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, where=f"{where}.")
+    if dataclasses.is_dataclass(hint):  # a section left empty (``answer:`` and comments) means its defaults
+        return _build(hint, {} if value is None else value, where=f"{where}.")
     if origin is dict:
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a mapping, got {type(value).__name__}")
