@@ -92,9 +92,12 @@ def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
 
 
 def load_analyzers() -> None:
-    """Load the Korean and Japanese analyzers now (~3 s) rather than on the first text that needs them."""
+    """Load the Korean and Japanese analyzers now (~3 s) rather than on the first text that needs them, and
+    analyse one short text with each: kiwipiepy builds its model on its first analysis, which otherwise
+    added ~1 s to the first Korean question after loading (benchmarks/crosslingual.py)."""
     _kiwi()
     _sudachi()
+    tokenize("준비 準備")
 
 
 def script_runs(text: str) -> list[tuple[str, str]]:
