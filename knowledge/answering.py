@@ -37,7 +37,7 @@ COVERAGE_WEIGHT = 0.5
 #: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
 FIRST_PASSAGE_BONUS = 0.05
 #: How much a passage's shortfall in combined evidence (relative to the best passage) costs its units.
-PASSAGE_WEIGHT = 0.5
+PASSAGE_WEIGHT = 1.0
 #: Bonus for a unit stating a number when the question asks for an amount, date or duration.
 VALUE_BONUS = 0.08
 _ASKS_AMOUNT = regex.compile(

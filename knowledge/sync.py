@@ -30,6 +30,7 @@ from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
 from knowledge.errors import (DocumentInvalid, DocumentStub, IndexIncompatible, IndexNotBuilt, SourceMissing,
                               SourceUnreadable)
+from knowledge.sentences import UNITS_VERSION, embeddable_units, unit_hash
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import own_page_key, parse_document
@@ -128,11 +129,12 @@ def sync(
         stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
         # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
         tokenizer_changed = previous is not None and previous.manifest.get("tokenizer") != TOKENIZER_VERSION
+        units_changed = previous is not None and previous.manifest.get("units") != UNITS_VERSION
         # a changed embedding.crosslingual writes a new generation (vectors come from the cache when it has them)
         xl_model = crosslingual_model(settings.embedding, embedder.name)
         xl_changed = previous is not None and previous.manifest.get("crosslingual") != xl_model
         if previous is not None and not (report.added or report.changed or report.deleted or stages_changed
-                                         or tokenizer_changed or urls_changed or xl_changed):
+                                         or tokenizer_changed or urls_changed or units_changed or xl_changed):
             report.generation = previous.name
             report.chunks_total = len(previous.chunks)
             report.problems = zero_chunk_problems(previous.documents, previous.chunks)
@@ -140,6 +142,7 @@ def sync(
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
             return _saved(home, report)
         chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, settings, progress, report)
+        units = embed_units(chunks, embedder, home, progress)
         report.generation = write_generation(
             home,
             model=embedder.name,
@@ -148,7 +151,8 @@ def sync(
             chunks=chunks,
             vectors=vectors,
             retrieval=settings.retrieval,
-            extra_manifest={"chunker": chunker, "commits": commits},
+            extra_manifest={"chunker": chunker, "commits": commits, "units": UNITS_VERSION},
+            units=units,
             before_switch=before_switch,
             crosslingual=(xl_model, embed_chunks(chunks, xl_model, home, progress)) if xl_model else None,
         )
@@ -329,6 +333,27 @@ def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, hom
     old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
     vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors[admitted]])
     return chunks + [fresh[i] for i in admitted], np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
+
+
+def embed_units(chunks: list[dict], embedder, home: Path, progress=None) -> tuple[list[list[int]], np.ndarray]:
+    """Embed the answer units (sentences, list items, table rows) of every chunk through the embedding cache.
+
+    Unchanged units cost nothing on a later sync (cached by content hash); a unit shared by two overlapping
+    chunks is embedded once. ``progress(done, total)`` as for chunks.
+
+    Returns:
+        ``([[chunk row, start, end], ...], float32 (n_units, dim))`` for `write_generation`.
+    """
+    rows, texts = [], []
+    for row, chunk in enumerate(chunks):
+        for unit in embeddable_units(chunk["text"]):
+            rows.append([row, unit.start, unit.end])
+            texts.append(unit.display)
+    if not texts:
+        return rows, np.zeros((0, embedder.dim), dtype=np.float32)
+    vectors, _ = embed_cached(home / "embeddings.sqlite", embedder, [unit_hash(t) for t in texts], texts,
+                              progress=progress)
+    return rows, vectors.reshape(-1, embedder.dim)
 
 
 def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> np.ndarray:
