@@ -28,7 +28,7 @@ def test_answer_cites_title_url_and_heading(sample_kb):
     data = answer.to_json()
     assert data["citations"][0] == {"doc_id": "api:rate-limits.md", "title": "API rate limits",
                                     "url": "https://wiki.nimbus.example/api/rate-limits.md",
-                                    "heading": first.heading, "score": round(first.score, 4)}
+                                    "heading": first.heading, "score": round(first.score, 4), "outdated": False}
 
 
 def test_quotes_are_source_text(sample_kb):
