@@ -27,6 +27,10 @@ REPORT_WRONG_ACTION = "minerva_report_wrong"
 
 #: A label never spans a line break of any kind `str.splitlines` knows: the quoting splits lines with it.
 _MD_LINK = regex.compile(r"\[([^\]\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+)\]\((https?://[^)\s]+)\)")
+#: A Markdown link whose target is not http(s): an in-page anchor or a path relative to the page.
+_MD_LOCAL_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:)[^)\s]*\)")
+#: A backslash escape of Markdown punctuation (markdownify writes "\-", "\_", "\*").
+_MD_ESCAPE = regex.compile(r"\\([-_*#.!+()\[\]`])")
 _MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
 _MD_HEADING = regex.compile(r"^#{1,6}\s+(.+?)\s*#*$", regex.M)
 _GRAPHEME = regex.compile(r"\X")
@@ -48,11 +52,14 @@ def escape(text: str) -> str:
 
 def to_mrkdwn(markdown: str) -> str:
     """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s)
-    links become ``<url|text>``. Nothing in the input can produce a mention or a special command."""
+    links become ``<url|text>``, other links (anchors, relative paths) their label, ``\-``-style escapes
+    their character. Nothing in the input can produce a mention or a special command."""
     text = escape(markdown)
     text = _MD_HEADING.sub(r"*\1*", text)
     text = _MD_BOLD.sub(r"*\1*", text)
-    return _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)
+    text = _MD_ESCAPE.sub(r"\1", text)  # markdownify's "\-" shows its backslash in Slack
+    text = _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)
+    return _MD_LOCAL_LINK.sub(r"\1", text)  # "[label](#anchor)", "[label](../page.md)": no link Slack can open
 
 
 def split_graphemes(text: str, limit: int) -> list[str]:
@@ -170,10 +177,12 @@ def answer_blocks(answer: Answer) -> list[dict]:
             blocks.append(_context(":robot_face: Written by a language model from the quoted sources below; "
                                    "every sentence was checked against its source."))
     by_number = {c.number: c for c in answer.citations}
-    for text, number in zip(answer.quotes, answer.citation_numbers):
+    for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
         quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
         blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
-        blocks.append(_context(_citation_line(by_number[number])))
+        # each quote names its own section; the citation lists every section of the page for JSON and text
+        heading = answer.passages[i].heading if i < len(answer.passages) else None
+        blocks.append(_context(_citation_line(by_number[number], heading=heading)))
     controls = [feedback_block(answer.answer_id), report_block(answer.answer_id)]
     room = BLOCK_LIMIT - len(controls)
     if len(blocks) > room:
@@ -241,11 +250,13 @@ def parse_vote_value(value: str) -> tuple[str, str]:
     return vote, answer_id
 
 
-def _citation_line(citation) -> str:
+def _citation_line(citation, heading: str | None = None) -> str:
+    """``[n] <url|title> › heading · updated N days ago``; ``heading`` overrides the citation's."""
     title = escape(truncate(citation.title, 150))
     url = _URL_BREAKERS.sub(lambda m: quote(m.group()), citation.url)
     link = f"<{url}|{title}>" if citation.url.startswith(("http://", "https://")) else f"{title} ({escape(citation.url)})"
-    heading = f" › {escape(truncate(citation.heading, 150))}" if citation.heading else ""
+    heading = citation.heading if heading is None else heading
+    heading = f" › {escape(truncate(heading, 150))}" if heading else ""
     days = citation.age_days()
     age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
     outdated = " · :warning: outdated" if getattr(citation, "outdated", False) else ""  # front matter `outdated: true`

@@ -278,3 +278,9 @@ def test_fuzzer_findings_stay_fixed() -> None:
     text = "\u0600<http://h/p|x/y>"
     pieces = split_graphemes(text, 8)
     assert "".join(pieces) == text and pieces[0].startswith("\u0600<")  # never between the mark and its "<"
+
+
+def test_local_links_become_their_label_and_markdown_escapes_their_character() -> None:
+    text = to_mrkdwn("If you [moved](#transferring-leave) see [the guide](../travel.md) or [docs](https://x.example/d). "
+                     "Use Code 51 \\- Regular Military.")
+    assert text == ("If you moved see the guide or <https://x.example/d|docs>. Use Code 51 - Regular Military.")
