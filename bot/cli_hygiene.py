@@ -29,7 +29,7 @@ def _library_errors():
 @click.option("--self", "self_dedup", is_flag=True, help="Report near-duplicate chunks already in the index.")
 @click.option("--threshold", default=None, type=click.FloatRange(-1.0, 1.0),
               help="Cosine similarity from which two chunks of different files are reported "
-                   "(default: DESIGN.md's 0.95 on MiniLM's scale, converted to the index's model).")
+                   "(default: docs/DESIGN.md's 0.95 on MiniLM's scale, converted to the index's model).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per pair.")
 @click.pass_obj
 def dedup(obj, self_dedup: bool, threshold: float | None, as_json: bool) -> None:

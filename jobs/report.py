@@ -366,7 +366,7 @@ def _page(figures: KeyFigures, panels: list[tuple[str, str]], charts: dict[str, 
         f"<title>Minerva knowledge quality report</title><style>{_CSS}</style></head><body>"
         f"<h1>Knowledge quality report</h1><p>Generated {html.escape(now.strftime('%Y-%m-%d %H:%M UTC'))}; "
         f"key figures over the last {figures.days} days.</p><div class=\"figures\">{card_html}</div>{sections}"
-        "<footer>Minerva · read-only · thresholds from DESIGN.md \"Quality monitoring\" and config/alerts.yaml</footer>"
+        "<footer>Minerva · read-only · thresholds from docs/DESIGN.md \"Quality monitoring\" and config/alerts.yaml</footer>"
         "</body></html>\n"
     )
 
