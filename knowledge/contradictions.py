@@ -16,6 +16,13 @@ precise:
    embedding cosine >= ``statement_threshold`` (0.80). Parallel sentences that swap a word ("client
    certificate" / "server certificate") name two things, and cells of different table rows never match.
 
+Identifiers too (issue 11 item 6): codes, namespaces, channels and config values (`knowledge.identifiers`)
+go through the same three steps, and a code whose name or table row says what it is for ("Out of Office -
+#670", "| GSA-mandated | 1347 |") is also paired by that name with every other page naming the same thing,
+however different the two chunks are (a training page and a timesheet page state one Tock line). Two
+documents of one version family, or one that ``supersedes`` the other, are never compared: a version and its
+successor is supersession, not a contradiction (archived and deprecated versions are not active anyway).
+
 Precision matters more than recall here: a report full of noise is ignored.
 """
 
@@ -29,6 +36,7 @@ import numpy as np
 
 from knowledge.embedding import Embedder
 from knowledge.embedding_profiles import model_cosine
+from knowledge.identifiers import IDENTIFIER_KINDS, Identifier, extract_identifiers
 from knowledge.index import LoadedIndex
 from knowledge.tokenize import tokenize
 from knowledge.values import Value, extract_values
@@ -125,7 +133,12 @@ def find_contradictions(
     active = _active_rows(index, now or datetime.now(timezone.utc))
     values = _ValueCache(index)
     candidates = []
-    for i, j, cosine in _similar_pairs(index, active, threshold, neighbours, across_collections):
+    pairs = _similar_pairs(index, active, threshold, neighbours, across_collections)
+    seen = {(i, j) for i, j, _c in pairs}
+    pairs += [p for p in _labelled_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
+    for i, j, cosine in pairs:
+        if _supersession(index, index.chunks[i]["doc_id"], index.chunks[j]["doc_id"]):
+            continue
         if any(a.conflicts_with(b) for a in values.chunk(i) for b in values.chunk(j)):
             candidates.append((i, j, cosine))
     same_statement = _statement_judge(embedder, values, candidates, statement_threshold)
@@ -175,7 +188,8 @@ class _ValueCache:
 
     def chunk(self, row: int) -> list[Value]:
         if row not in self._chunks:
-            self._chunks[row] = extract_values(self.index.chunks[row]["text"])
+            text = self.index.chunks[row]["text"]
+            self._chunks[row] = extract_values(text) + extract_identifiers(text)
         return self._chunks[row]
 
     def document(self, doc_id: str) -> list[Value]:
@@ -229,7 +243,13 @@ def _possible_conflicts(va: list[Value], vb: list[Value]) -> list[tuple[Value, V
 
 
 def _cheap_verdict(a: Value, b: Value) -> float | None:
-    """1.0 or 0.0 when the text alone decides whether two values' statements say the same thing, else None."""
+    """1.0 or 0.0 when the text alone decides whether two values' statements say the same thing, else None.
+
+    Two labelled codes are decided by their labels alone (`Identifier.same_subject`)."""
+    if isinstance(a, Identifier) and isinstance(b, Identifier) and a.kind == b.kind == "code":
+        verdict = a.same_subject(b)
+        if verdict is not None:
+            return verdict
     if (a.row and b.row and a.row != b.row) or not set(a.context) & set(b.context):
         return 0.0
     if a.statement == b.statement:  # the same sentence but for its values: compare value i with value i
@@ -296,6 +316,8 @@ def _has_subject(v: Value) -> bool:
     version is 2.13"): docs that name versions ("in Pydantic V1 …, in V2 …") compare them on purpose."""
     if v.kind == "version" and not VERSION_CLAIM_WORDS & set(v.context):
         return False
+    if v.kind in IDENTIFIER_KINDS and getattr(v, "label", ()):  # a named code says what it is for
+        return True
     return len(set(v.context)) >= MIN_SUBJECT_WORDS
 
 
@@ -348,6 +370,46 @@ def _similar_pairs(index: LoadedIndex, active: np.ndarray, threshold: float, nei
                 continue
             pairs[(i_, j_)] = cosine
     return [(i, j, c) for (i, j), c in sorted(pairs.items())]
+
+
+def _labelled_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarray | None = None,
+                    across_collections: bool = False) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) for chunks of two different active documents holding labelled codes whose labels
+    match (`Identifier.same_subject`) and whose codes differ, whatever the chunks' similarity.
+
+    Codes are indexed by the rarest word of their label, so only codes that can match are compared.
+    """
+    rows = np.flatnonzero(active) if active is not None else range(len(index.chunks))
+    codes = [(int(r), v) for r in rows for v in values.chunk(int(r))
+             if isinstance(v, Identifier) and v.kind == "code" and v.label]
+    by_word: dict[str, list[int]] = {}
+    for n, (_r, v) in enumerate(codes):
+        for word in set(v.label):
+            by_word.setdefault(word, []).append(n)
+    docs = [c["doc_id"] for c in index.chunks]
+    collection = {d: doc["collection"] for d, doc in index.documents.items()}
+    pairs: dict[tuple[int, int], float] = {}
+    for n, (r, v) in enumerate(codes):
+        rarest = min(v.label, key=lambda w: len(by_word[w]))
+        for m in by_word[rarest]:
+            r2, w = codes[m]
+            i, j = min(r, r2), max(r, r2)
+            if docs[i] == docs[j] or (i, j) in pairs or not v.conflicts_with(w) or v.same_subject(w) != 1.0:
+                continue
+            if across_collections and collection[docs[i]] == collection[docs[j]]:
+                continue
+            pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j]) if index.vectors is not None else 0.0
+    return [(i, j, c) for (i, j), c in sorted(pairs.items())]
+
+
+def _supersession(index: LoadedIndex, doc_a: str, doc_b: str) -> bool:
+    """True when two documents are versions of one page (same non-empty ``version_family`` in one collection)
+    or one ``supersedes`` the other: their differences are changes, never contradictions."""
+    a, b = index.documents.get(doc_a, {}), index.documents.get(doc_b, {})
+    family = a.get("version_family")
+    if family and family == b.get("version_family") and a.get("collection") == b.get("collection"):
+        return True
+    return a.get("supersedes") == doc_b or b.get("supersedes") == doc_a
 
 
 #: Largest ratio of two amounts read as two statements of one thing: "60 seconds" vs "30 seconds" is a
