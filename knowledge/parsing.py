@@ -195,22 +195,49 @@ def strip_template_tags(text: str) -> str:
 def _drop_variable_sentences(text: str) -> str:
     """Remove each sentence (outside code blocks) that holds a ``{{ variable }}`` standing for a word: its
     value is unknown here, and removing only the tag would leave a hole ("email  with the subject", issue 9).
-    A line whose only sentence goes is removed with it. A tag that is part of a link or path
-    (``]({{site.baseurl}}/x/)``) or a Hugo shortcode (``{{< ref >}}``) is not a hole: only the tag goes."""
+    Sentences are read across the wrapped lines of a paragraph or list item, so only that sentence goes,
+    not the whole line; a paragraph whose only sentence goes is removed with it. A tag that is part of a
+    link or path (``]({{site.baseurl}}/x/)``) or a Hugo shortcode (``{{< ref >}}``) is not a hole: only the
+    tag goes."""
     if "{{" not in text:
         return text
-    out, in_code = [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-        if in_code or not _VARIABLE_HOLE.search(line):
-            out.append(line)
+    out: list[str] = []
+    for block, is_code in _paragraphs(text.split("\n")):
+        joined = "\n".join(block)
+        if is_code or not _VARIABLE_HOLE.search(joined):
+            out.extend(block)
             continue
-        marker = _LINE_MARKER.match(line).group(0)
-        kept = [s for s in _SENTENCE_SPLIT.split(line[len(marker):]) if not _VARIABLE_HOLE.search(s)]
-        if any(s.strip() for s in kept):
-            out.append(marker + " ".join(s.strip() for s in kept if s.strip()))
+        marker = _LINE_MARKER.match(block[0]).group(0)
+        body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
+        kept = [s.strip() for s in _SENTENCE_SPLIT.split(body) if s.strip() and not _VARIABLE_HOLE.search(s)]
+        if kept:
+            out.append(marker + " ".join(kept))
     return "\n".join(out)
+
+
+def _paragraphs(lines: list[str]):
+    """(lines, is_code) blocks: a fenced code block; a paragraph or list item with its wrapped lines; or a
+    single blank, heading or table line."""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            j = i + 1
+            while j < len(lines) and not lines[j].lstrip().startswith(("```", "~~~")):
+                j += 1
+            yield lines[i:j + 1], True
+            i = j + 1
+            continue
+        if not line.strip() or line.lstrip().startswith(("#", "|")):
+            yield [line], False
+            i += 1
+            continue
+        j = i + 1
+        while (j < len(lines) and lines[j].strip() and not _LINE_MARKER.match(lines[j]).group(0).strip()
+               and not lines[j].lstrip().startswith(("```", "~~~", "#", "|"))):
+            j += 1
+        yield lines[i:j], False
+        i = j
 
 
 def _split_front_matter(text: str) -> tuple[dict, str]:

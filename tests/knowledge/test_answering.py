@@ -145,3 +145,8 @@ def test_old_index_without_unit_vectors_still_answers(sample_kb):
         assert "$18" in answer.direct_answer
     finally:
         index.units = saved
+
+
+def test_a_template_variable_in_a_wrapped_sentence_takes_only_that_sentence():
+    text = strip_template_tags("If you need it sooner,\nwrite to {{ site.email }} today.\nThe desk is open Monday to Friday.")
+    assert text == "The desk is open Monday to Friday."
