@@ -29,10 +29,11 @@ _MARKDOWN = MarkdownIt("commonmark")
 
 #: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
 #: detection weighs Latin letters; 4: a sentence holding a ``{{ variable }}`` is dropped whole; 5: stubs are
-#: skipped, ``redirect_from`` and ``outdated`` read from front matter); part of every document's chunker
+#: skipped, ``redirect_from`` and ``outdated`` read from front matter; 6: a ``{{ variable }}`` sentence is read
+#: across wrapped lines); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 5
+CHUNKER_VERSION = 6
 
 
 @dataclass(frozen=True)
