@@ -108,13 +108,58 @@ class QualityConfig:
 
 
 @dataclass
+class QuestionGapsConfig:
+    """Coverage gaps grouped from the questions themselves (`jobs.question_gaps`, issue 11 item 2).
+
+    Attributes:
+        window_days: how far back refused / low-confidence questions are read (14, issue 11).
+        min_questions: questions a group needs to be a gap (5, issue 11).
+        min_users: distinct askers a group needs (3, issue 11): one persistent user is not a gap.
+        include_low_confidence: group low-confidence answers too, not only refusals.
+        max_questions: newest questions grouped per run (pairwise distances grow as n²: 3,000 → 4.5 M pairs).
+        similarity: model name → grouping cosine, overriding `jobs.question_gaps.GAP_SIMILARITY`.
+        default_similarity: grouping cosine of a model in neither table.
+        samples: sample questions kept per gap.
+        label_words: content words in a gap's label.
+        nearest_pages: pages listed per gap.
+        search_samples: samples searched to find those pages.
+        add_page_below: best page score under which the action is "add a page" (0.3: the refusal cut-off).
+        extend_page_below: best page score under which the action is "extend that page" (0.6: high confidence).
+    """
+
+    window_days: int = 14
+    min_questions: int = 5
+    min_users: int = 3
+    include_low_confidence: bool = True
+    max_questions: int = 3000
+    similarity: dict[str, float] = field(default_factory=dict)
+    default_similarity: float = 0.6
+    samples: int = 5
+    label_words: int = 3
+    nearest_pages: int = 3
+    search_samples: int = 3
+    add_page_below: float = 0.3
+    extend_page_below: float = 0.6
+
+    def __post_init__(self) -> None:
+        if self.window_days < 1 or self.min_questions < 2 or self.min_users < 1 or self.max_questions < 2:
+            raise ConfigError("coverage.questions: window_days >= 1, min_questions >= 2, min_users >= 1, "
+                              "max_questions >= 2")
+        if not 0.0 <= self.add_page_below <= self.extend_page_below <= 1.0:
+            raise ConfigError("coverage.questions: need 0 <= add_page_below <= extend_page_below <= 1")
+        if any(not -1.0 < v < 1.0 for v in [self.default_similarity, *self.similarity.values()]):
+            raise ConfigError("coverage.questions: similarities must be in (-1, 1)")
+
+
+@dataclass
 class CoverageConfig:
     """Coverage gaps: intent × topic cells (seed 004 §3).
 
     A cell with at least ``min_questions`` answers in the window is a gap when its refusal rate is above
     ``max_refusal_rate`` (Wilson lower bound), its average number of relevant retrieved documents is below
     ``min_avg_retrieved``, or its thumbs-up rate is below ``min_thumbs_up_rate`` (Wilson upper bound).
-    50 questions: the seed's ``HAVING n > 50``.
+    50 questions: the seed's ``HAVING n > 50``. These cell figures are the heatmap's; the gaps themselves
+    (findings, review items, red cells) are the question groups of ``questions`` (`jobs.question_gaps`).
     """
 
     window_days: int = 30
@@ -123,6 +168,7 @@ class CoverageConfig:
     min_avg_retrieved: float = 2.0
     min_thumbs_up_rate: float = 0.4
     top_gaps: int = 10
+    questions: QuestionGapsConfig = field(default_factory=QuestionGapsConfig)
 
 
 @dataclass

@@ -229,3 +229,26 @@ def _to_json(value: Any, field: str) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise InvalidRecord(f"{field} is not JSON-serialisable: {error}") from error
+
+
+def fetch_unanswered(db: sqlite_utils.Database, *, since: str, until: str) -> list[dict[str, Any]]:
+    """The questions answered badly in ``[since, until)``: refused or shown with a low-confidence warning.
+
+    The input of the question-based coverage gaps (`jobs.question_gaps`, issue 11 item 2). Read through
+    ``idx_answers_created_at``; answers whose question the retention policy removed are left out.
+
+    Args:
+        db: the database (read only).
+        since, until: ISO-8601 UTC text.
+
+    Returns:
+        Dicts ``{"answer_id", "question", "user_id" (str or None), "language", "refused" (bool),
+        "low_confidence" (bool), "top_score" (float in [0, 1]), "created_at" (ISO text)}``, oldest first.
+    """
+    found = db.query(
+        "SELECT answer_id, question, user_id, language, refused, low_confidence, top_score, created_at "
+        "FROM answers WHERE created_at >= ? AND created_at < ? AND (refused = 1 OR low_confidence = 1) "
+        "AND redacted_at IS NULL ORDER BY created_at, answer_id",
+        [since, until],
+    )
+    return [{**row, "refused": bool(row["refused"]), "low_confidence": bool(row["low_confidence"])} for row in found]

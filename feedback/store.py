@@ -26,7 +26,14 @@ from typing import Any
 
 import sqlite_utils
 
-from feedback.answers import build_answer_row, count_hallucinations, fetch_answer, fetch_thread, insert_answer
+from feedback.answers import (
+    build_answer_row,
+    count_hallucinations,
+    fetch_answer,
+    fetch_thread,
+    fetch_unanswered,
+    insert_answer,
+)
 from feedback.errors import FeedbackError, InvalidRecord, SchemaTooNew, StoreUnavailable
 from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
@@ -198,6 +205,20 @@ class FeedbackStore:
         """
         with self._read():
             return fetch_answer(self.db, answer_id)
+
+    def unanswered_questions(self, *, since: datetime, until: datetime) -> list[dict[str, Any]]:
+        """Questions refused or answered with low confidence in ``[since, until)``, oldest first.
+
+        Each is ``{"answer_id", "question", "user_id", "language", "refused", "low_confidence", "top_score",
+        "created_at"}`` (see `feedback.answers.fetch_unanswered`); questions removed by retention are left out.
+
+        Raises:
+            InvalidRecord: a naive `since`/`until`.
+            StoreUnavailable: SQLite failed.
+        """
+        bounds = utc_iso(since, field="since"), utc_iso(until, field="until")
+        with self._read():
+            return fetch_unanswered(self.db, since=bounds[0], until=bounds[1])
 
     def record_vote(
         self, answer_id: str, user_id: str, value: str, voted_at: datetime | None = None
