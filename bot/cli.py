@@ -6,6 +6,8 @@ Each command parses flags, calls one library function and prints; library errors
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import sys
@@ -67,20 +69,27 @@ def _fail_json(exc: Exception, question: str | None = None):
 @click.version_option(package_name="minerva", prog_name="minerva", message="%(prog)s %(version)s")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar="MINERVA_CONFIG",
               help="YAML config (default: the bundled sample knowledge base). Env: MINERVA_CONFIG.")
-@click.option("--home", type=click.Path(file_okay=False), envvar="MINERVA_HOME", default="var", show_default=True,
-              help="Data folder: SQLite file and index generations. Env: MINERVA_HOME.")
+@click.option("--home", type=click.Path(file_okay=False), envvar="MINERVA_HOME", default=None,
+              help="Data folder: SQLite file and index generations (default: `var` beside --config, or ./var "
+                   "with the bundled sample). Env: MINERVA_HOME.")
 @click.option("--log-level", default="WARNING", show_default=True, envvar="MINERVA_LOG_LEVEL",
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 @click.option("--log-format", default="auto", show_default=True, envvar="MINERVA_LOG_FORMAT",
               type=click.Choice(["auto", "json", "console"]), help="auto: console in a terminal, JSON otherwise.")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None, home: str, log_level: str, log_format: str) -> None:
+def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level: str, log_format: str) -> None:
     """Minerva: answers questions from your documents, with sources, and keeps the knowledge base healthy."""
     configure_logging(log_level, log_format)
-    from config.home_sources import with_home_sources
+    from config.home_sources import load_home_sources, with_home_sources
 
+    # the data belongs to the config: the same index whichever folder a command runs in
+    home = home or str(Path(config_path).resolve().parent / "var" if config_path else "var")
     try:
-        settings = with_home_sources(load_settings(config_path), home)  # + folders recorded by `ingest FOLDER`
+        settings = load_settings(config_path)
+        if config_path is None and load_home_sources(home):
+            # a home of folders you ingested, with no config of your own: the bundled sample stays out of it
+            settings = dataclasses.replace(settings, sources=[])
+        settings = with_home_sources(settings, home)  # + folders recorded by `ingest FOLDER`
     except ConfigError as exc:
         if ctx.invoked_subcommand != "doctor":
             _fail(exc)

@@ -160,3 +160,23 @@ def test_gap_queries_naming_a_users_collection_judge_it(minerva, tmp_path):
     gaps = json.loads(result.stdout)["gaps"]
     assert [s["query"] for s in gaps["scores"]] == ["How do I connect to the office VPN?"]
     assert gaps["scores"][0]["top_doc_id"] == "it:vpn.md"
+
+
+def test_without_home_the_data_lives_beside_the_config_whatever_the_working_folder(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bot.cli import cli
+
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "docs").mkdir()
+    config = tmp_path / "team" / "minerva.yaml"
+    config.write_text("sources:\n  - name: docs\n    path: docs\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    result = CliRunner().invoke(cli, ["--config", str(config), "docs"])
+
+    assert result.exit_code != 0
+    assert str(tmp_path / "team" / "var" / "index") in result.output  # not ./var of the working folder
+    assert not (elsewhere / "var").exists()
