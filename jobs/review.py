@@ -37,7 +37,12 @@ ACTIONS = {
     "human_review": "decide whether to update, re-index or keep the document",
     "review_drift": "find what changed (new users, a release, an outside event); re-baseline if it is intended",
     "review_citations": "check retrieval and chunking: answers cite too little or too few documents",
+    "resolve_contradiction": "decide which page is current and correct or archive the other (both are named)",
     "watch": "early bad signals below the alert bar: read the evidence; nothing to do unless it gets worse",
+    # coverage gaps from grouped questions (jobs.question_gaps.suggest_action)
+    "add_page": "write a page on the gap's topic: no page comes close to its questions (best score < 0.3)",
+    "extend_page": "extend the named page to answer the gap's questions (it scores 0.3–0.6 on them)",
+    "add_synonym_or_gap_query": "a page answers it well: add the questions' wording as a synonym or a gap query",
 }
 #: Priority numbers: 1 high, 2 normal, 3 low; a finding's severity maps onto them.
 PRIORITY_OF_SEVERITY = {"critical": 1, "warning": 2, "info": 3}

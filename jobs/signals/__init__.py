@@ -14,7 +14,7 @@ from jobs import reindex
 from jobs._common import SignalResult
 from jobs.findings import JobContext
 from jobs.review import submit
-from jobs.signals import bad_docs, citation_health, coverage, drift, freshness
+from jobs.signals import bad_docs, citation_health, contradictions, coverage, drift, freshness
 
 #: Job name → ``run(ctx) -> list[Finding]``.
 SIGNAL_JOBS = {
@@ -24,6 +24,7 @@ SIGNAL_JOBS = {
     "citation_health": citation_health.run,
     "drift": drift.run,
     "reindex": reindex.run,
+    "contradictions": contradictions.run,
 }
 #: Job name → ``check(ctx) -> SignalResult`` (the same evaluation; writes no review items, though coverage
 #: and drift label pending answers first).
@@ -34,8 +35,9 @@ SIGNAL_CHECKS = {
     "citation_health": citation_health.check,
     "drift": drift.check,
     "reindex": reindex.check,
+    "contradictions": contradictions.check,
 }
-#: Job name → ``summarize(ctx) -> dict`` (the status a report charts).
+#: Job name → ``summarize(ctx) -> dict`` (the status a report charts; contradictions has its own job only).
 SIGNAL_SUMMARIES = {
     "coverage": coverage.summarize,
     "freshness": freshness.summarize,
