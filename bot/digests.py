@@ -108,6 +108,36 @@ class SlackNotifier:
             await self._upload_chart(channel, chart_png, digest, thread_ts=main.ts)
         return deliveries
 
+    async def post_direct(self, owner: str, report) -> list[Delivery]:
+        """Send an owner's findings (`jobs.owners.OwnerReport`) as one direct message (issue 11 item 9).
+
+        ``owner`` is a user id (U…/W…: chat.postMessage with the user id as channel opens the DM) or a user
+        group id (S…: each member from usergroups.users.list gets the message; needs ``usergroups:read``).
+
+        Returns:
+            One delivery per message tried (channel = the user id), or one failed delivery for the group
+            when its members cannot be read (Slack's error, e.g. ``missing_scope``, ``no_such_subteam``).
+        """
+        from bot.owner_blocks import owner_message
+
+        message = owner_message(report)
+        users = [owner]
+        if owner.startswith("S"):
+            try:
+                response = await self.client.usergroups_users_list(usergroup=owner)
+                users = list(response.get("users") or [])
+            except SlackApiError as exc:
+                return [self._failed(owner, exc.response.get("error") or "unknown_error", what="usergroup")]
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+                log.error("slack.usergroup_failed", usergroup=owner, error=repr(exc))
+                return [Delivery(owner, error="network_error")]
+            if not users:
+                log.warning("owners.empty_group", usergroup=owner)
+        deliveries = [await self._post(user, message) for user in users]
+        log.info("owners.messaged", owner=owner, users=len(users), pages=len(report.pages),
+                 findings=len(report.findings), failed=sum(not d.ok for d in deliveries))
+        return deliveries
+
     async def _post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None) -> Delivery:
         if self.revoked:
             return Delivery(channel, error=self.revoked)

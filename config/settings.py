@@ -8,6 +8,7 @@ in `bot/` only.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ class ConfigError(Exception):
     """A config file is missing, is not valid YAML, has an unknown key or a value of the wrong type."""
 
 
+#: A Slack user id (U…, W… on Enterprise Grid) or user group id (S…): who owns a collection's pages.
+_SLACK_OWNER = re.compile(r"^[UWS][A-Z0-9]{2,}$")
+
+
 @dataclass
 class SourceConfig:
     """One folder of documents; its ``name`` is the collection name.
@@ -37,6 +42,8 @@ class SourceConfig:
     their last modification. ``allowed`` lists Slack user/group ids that may see a restricted collection.
     ``versions: folders`` means each top-level folder is a snapshot (``v1/``, ``v2/`` or ``2021-12/``) and only
     the newest is searchable. ``git: true`` syncs only files changed since the last synced commit.
+    ``owner`` (optional): the Slack user (``U…``/``W…``) or user group (``S…``) told about findings on this
+    collection's pages whose front matter names no ``owner`` of its own (issue 11 item 9, `jobs.owners`).
     """
 
     name: str
@@ -49,8 +56,12 @@ class SourceConfig:
         default_factory=lambda: [".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx"])
     versions: str = ""
     git: bool = False
+    owner: str = ""
 
     def __post_init__(self) -> None:
+        if self.owner and not _SLACK_OWNER.match(self.owner):
+            raise ConfigError(f"source {self.name!r}: owner must be a Slack user or user group id (U…, W… or S…), "
+                              f"not {self.owner!r}")
         if self.versions not in ("", "folders"):
             raise ConfigError(f"source {self.name!r}: versions must be 'folders' or empty, not {self.versions!r}")
         if self.visibility not in VISIBILITIES:

@@ -243,14 +243,65 @@ class JobRunner:
 
             await asyncio.to_thread(apply_retention, store, self.env.settings.retention, now=now)
             return None
-        if name == "daily_digest":
-            await self._send_digest(store, now, kind="daily")
+        if name == "daily_digest":  # the channel digest, then each owner's direct message (issue 11 item 9)
+            undelivered = None
+            try:
+                await self._send_digest(store, now, kind="daily")
+            except Undelivered as exc:
+                undelivered = exc
+            await self._send_owner_messages(store, now)
+            if undelivered is not None:
+                raise undelivered
             return None
         if name == "weekly_digest":
             chart = await asyncio.to_thread(self._write_weekly_report, store, now)
             await self._send_digest(store, now, kind="weekly", chart_png=chart, post_when_empty=True)
             return None
         raise UnknownJob(name)
+
+    async def _send_owner_messages(self, store, now: datetime) -> int:
+        """One direct message per page owner with the findings on their pages, once per digest cycle
+        (`jobs.owners`). Returns how many owners were messaged.
+
+        Raises:
+            Undelivered: some messages failed (a ``slack_delivery_failed`` alert per user id is raised and
+                posted to the alert channel at once; those owners are tried again on the next run).
+        """
+        from jobs import owners
+        from jobs.notify import record_delivery_health
+
+        notifier = self.env.notifier
+        if self.env.kb is None:
+            return 0
+        try:
+            documents = await asyncio.to_thread(lambda: self.env.kb.index().documents)
+        except Exception as exc:  # no index yet: no pages, no owners
+            log.info("owners.skipped", reason=str(exc)[:200])
+            return 0
+        defaults = {s.name: s.owner for s in getattr(self.env.settings, "sources", []) if getattr(s, "owner", "")}
+        reports = await asyncio.to_thread(owners.collect, store, self.env.config, documents, defaults, now=now)
+        cycle = owners.cycle_of(now, self.env.config.schedule.timezone)
+        due = owners.due_reports(reports, Path(self.env.home), cycle)
+        if not due:
+            return 0
+        if notifier is None or not hasattr(notifier, "post_direct"):
+            log.warning("owners.messages_deferred", owners=len(due), reason="no Slack client (SLACK_BOT_TOKEN unset)")
+            return 0
+        sent, deliveries = [], []
+        async with self._lock():
+            for report in due:
+                posted = await notifier.post_direct(report.owner, report)
+                deliveries += posted
+                if posted and all(d.ok for d in posted):
+                    sent.append(report.owner)
+        await asyncio.to_thread(owners.mark_sent, Path(self.env.home), sent, cycle)
+        if not notifier.paused:
+            await asyncio.to_thread(record_delivery_health, store, self.env.config, deliveries, now=now)
+        failed = failures_of(deliveries)
+        if failed:
+            await self._notify_now(store, now)
+            raise Undelivered(failed)
+        return len(sent)
 
     def _run_signal(self, job: SignalJob, now: datetime) -> list[Finding]:
         """In a worker thread, with a store of its own: the job may use ``store.db`` freely, and a job that

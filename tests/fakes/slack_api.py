@@ -73,6 +73,8 @@ class FakeSlack:
         channels: ``conversations.info`` per channel id: fields merged over the default answer (a public
             channel named "general" the bot is a member of), e.g. ``{"is_member": False}``; None answers
             ``channel_not_found``.
+        usergroups: ``usergroups.users.list`` per user group id (S…): its members' user ids; an unknown
+            group answers ``no_such_subteam``.
         url: base URL for ``AsyncWebClient(base_url=...)``, ending in ``"/api/"``; set by `start`.
         root: ``"http://127.0.0.1:<port>"``; set by `start`.
         socket: the Socket Mode side: envelopes to send, acks received, connections opened.
@@ -83,6 +85,7 @@ class FakeSlack:
         self.root = ""
         self.scopes = BOT_SCOPES
         self.channels: dict[str, dict[str, Any] | None] = {}
+        self.usergroups: dict[str, list[str]] = {}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         # Slack ts values are "<unix seconds>.<6 digits>" and strictly increase within a channel.
@@ -275,6 +278,11 @@ class FakeSlack:
         if method == "files.completeUploadExternal":
             files = _decoded(body.get("files")) or []
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+        if method == "usergroups.users.list":
+            group = body.get("usergroup")
+            if group not in self.usergroups:
+                return {"ok": False, "error": "no_such_subteam"}
+            return {"ok": True, "users": list(self.usergroups[group])}
         if method == "conversations.info":
             if channel in self.channels and self.channels[channel] is None:
                 return {"ok": False, "error": "channel_not_found"}

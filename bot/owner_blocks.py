@@ -1,0 +1,63 @@
+"""Block Kit for an owner's direct message (`jobs.owners.OwnerReport`, issue 11 item 9).
+
+One message: a header naming how many pages and findings, then one section per page (title linked, its
+findings with their summaries and evidence). Slack caps a message at 50 blocks and a section at 3,000
+characters (https://api.slack.com/reference/block-kit/blocks), so pages past `MAX_PAGES` are counted, not
+listed, and evidence is cut to `MAX_EVIDENCE_CHARS` per finding.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bot.digest_blocks import SlackMessage
+from jobs.owners import OwnerReport, PageFinding
+
+MAX_PAGES = 20
+MAX_EVIDENCE_CHARS = 600
+#: What each finding asks of the owner.
+TODO = {
+    "bad_document": "readers mark answers from this page as wrong or unhelpful: check and correct it",
+    "stale_high_citation": "often quoted but not updated for a long time: confirm or update it",
+    "stale_document": "not updated for a long time: confirm or update it",
+    "outdated_cited": "marked outdated but still quoted: update it or archive it",
+    "contradiction": "another current page states something else: decide which is right and fix the other",
+    "near_duplicate": "repeats another page: merge them or make the difference clear",
+}
+
+
+def owner_message(report: OwnerReport) -> SlackMessage:
+    """The direct message for ``report`` (text fallback and blocks)."""
+    pages: dict[str, list[PageFinding]] = {}
+    for finding in report.findings:
+        pages.setdefault(finding.doc_id, []).append(finding)
+    head = f"Minerva found {len(report.findings)} thing(s) to look at on {len(pages)} page(s) you own."
+    blocks: list[dict] = [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{head}*"}}]
+    lines = [head]
+    for doc_id, found in list(pages.items())[:MAX_PAGES]:
+        first = found[0]
+        name = f"<{first.url}|{first.title or doc_id}>" if first.url else (first.title or doc_id)
+        body = [f"*{name}* (`{doc_id}`)"]
+        for f in found:
+            body.append(f"• *{f.alert}* ({f.severity}): {f.summary}")
+            if f.alert in TODO:
+                body.append(f"   _{TODO[f.alert]}_")
+            evidence = _evidence(f.evidence)
+            if evidence:
+                body.append(f"   evidence: {evidence}")
+        text = "\n".join(body)[:2900]
+        blocks += [{"type": "divider"}, {"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        lines.append(text)
+    if len(pages) > MAX_PAGES:
+        more = f"…and {len(pages) - MAX_PAGES} more page(s): `minerva review` lists them all."
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
+        lines.append(more)
+    return SlackMessage(text="\n".join(lines)[:3900], blocks=blocks)
+
+
+def _evidence(evidence: dict) -> str:
+    """Compact JSON of the evidence, cut to MAX_EVIDENCE_CHARS."""
+    if not evidence:
+        return ""
+    text = json.dumps(evidence, ensure_ascii=False, default=str, separators=(", ", ": "))
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"

@@ -1,0 +1,155 @@
+"""Owners hear about their pages: one direct message per owner per daily digest cycle (issue 11 item 9).
+
+A document's owner is its front matter ``owner`` (`knowledge.sync` stores it in the index record), else its
+collection's ``owner`` in the source config (`config.SourceConfig.owner`): a Slack user id (U…/W…) or a user
+group id (S…, whose members each get the message). What an owner is told, per page, with the evidence the
+finding carries (its annotations: answer ids, sample questions, newer version, both values and dates, …):
+
+- every unresolved alert (pending or firing, not silenced) whose ``doc_id`` label — or ``other_doc``, for a
+  contradiction — is the page: bad, stale and cited, outdated and cited, contradicting, …;
+- the page's ``near_duplicate_of`` (set by the ingest gate, `knowledge.sync`): the pages it repeats.
+
+Once per cycle: the day (in the schedule's time zone) an owner was last messaged is kept in
+``{home}/owner_messages.json``; a second ``daily_digest`` run that day messages nobody again, and an owner
+whose message could not be delivered is tried again on the next run. `jobs.runner` calls `due_reports` then
+`mark_sent` around the notifier's ``post_direct``; nothing here knows Slack.
+"""
+
+from __future__ import annotations
+
+import json
+import zoneinfo
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from config.alerts import AlertsConfig
+from jobs import alerts
+
+log = structlog.get_logger(__name__)
+
+STATE_FILE = "owner_messages.json"
+#: Alert names that are about Minerva itself, not about a page's content: never sent to owners.
+NOT_ABOUT_CONTENT = frozenset({"job_failed", "slack_delivery_failed"})
+#: Annotation keys too bulky or internal for a direct message.
+_DROPPED_EVIDENCE = frozenset({"interval", "fingerprint"})
+
+
+@dataclass(frozen=True)
+class PageFinding:
+    """One finding on one page.
+
+    Attributes:
+        doc_id, title, url: the page.
+        alert: what was found ("bad_document", "stale_high_citation", "contradiction", "near_duplicate", …).
+        severity: "critical", "warning" or "info".
+        summary: the finding's sentence.
+        evidence: JSON-ready extras (the alert's annotations, or the near-duplicate pages).
+    """
+
+    doc_id: str
+    title: str
+    url: str
+    alert: str
+    severity: str
+    summary: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OwnerReport:
+    """What one owner (user or group id) is told: their pages' findings, grouped by page in reading order."""
+
+    owner: str
+    findings: list[PageFinding]
+
+    @property
+    def pages(self) -> list[str]:
+        return sorted({f.doc_id for f in self.findings})
+
+
+def owner_of(doc: dict, defaults: dict[str, str]) -> str:
+    """The page's owner: front matter ``owner``, else its collection's default, else ""."""
+    return str(doc.get("owner") or defaults.get(doc.get("collection", ""), "") or "").strip()
+
+
+def collect(store, config: AlertsConfig, documents: dict[str, dict], defaults: dict[str, str], *,
+            now: datetime) -> list[OwnerReport]:
+    """Every owner with at least one finding on an active page they own, owners sorted by id.
+
+    Args:
+        store: the feedback store (alerts are read).
+        config: the alerting config.
+        documents: doc_id → index record (``owner``, ``collection``, ``title``, ``url``, ``stage``,
+            ``near_duplicate_of``).
+        defaults: collection → default owner (`config.SourceConfig.owner`).
+        now: aware time (silences are checked against it).
+    """
+    by_owner: dict[str, list[PageFinding]] = {}
+
+    def add(doc_id: str, finding: PageFinding) -> None:
+        doc = documents.get(doc_id)
+        if doc is None or doc.get("stage", "active") != "active":
+            return
+        owner = owner_of(doc, defaults)
+        if owner:
+            by_owner.setdefault(owner, []).append(finding)
+
+    for status in alerts.list_alerts(store, config, states=("pending", "firing"), now=now):
+        a = status.alert
+        if a.alert in NOT_ABOUT_CONTENT or status.silenced_until is not None:
+            continue
+        evidence = {k: v for k, v in (a.annotations or {}).items() if k not in _DROPPED_EVIDENCE}
+        for key in ("doc_id", "other_doc"):
+            doc_id = str(a.labels.get(key) or "")
+            if doc_id:
+                doc = documents.get(doc_id, {})
+                add(doc_id, PageFinding(doc_id, doc.get("title", ""), doc.get("url", ""), a.alert, a.severity,
+                                        a.summary, evidence))
+    for doc_id, doc in documents.items():
+        others = [o for o in doc.get("near_duplicate_of") or [] if o in documents]
+        if others:
+            add(doc_id, PageFinding(
+                doc_id, doc.get("title", ""), doc.get("url", ""), "near_duplicate", "info",
+                f"{doc_id} repeats {', '.join(others[:3])}: the ingest gate kept only the chunks that differ",
+                {"near_duplicate_of": others, "titles": [documents[o].get("title", "") for o in others]}))
+    order = {"critical": 0, "warning": 1, "info": 2}
+    return [OwnerReport(owner, sorted(found, key=lambda f: (f.doc_id, order.get(f.severity, 3), f.alert)))
+            for owner, found in sorted(by_owner.items())]
+
+
+def cycle_of(now: datetime, timezone: str) -> str:
+    """The digest cycle ``now`` falls in: its date in the schedule's time zone, e.g. "2026-12-01"."""
+    return now.astimezone(zoneinfo.ZoneInfo(timezone)).date().isoformat()
+
+
+def due_reports(reports: list[OwnerReport], home: Path, cycle: str) -> list[OwnerReport]:
+    """``reports`` without the owners already messaged in ``cycle``."""
+    sent = _read(home)
+    return [r for r in reports if sent.get(r.owner) != cycle]
+
+
+def mark_sent(home: Path, owners: list[str], cycle: str) -> None:
+    """Record that ``owners`` were messaged in ``cycle`` (written atomically)."""
+    if not owners:
+        return
+    state = _read(home)
+    state.update({owner: cycle for owner in owners})
+    path = Path(home) / STATE_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _read(home: Path) -> dict[str, str]:
+    path = Path(home) / STATE_FILE
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
+    except (ValueError, OSError) as exc:  # a damaged file: message again rather than never
+        log.warning("owners.state_unreadable", path=str(path), error=str(exc))
+        return {}
