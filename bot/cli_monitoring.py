@@ -1,6 +1,6 @@
 """CLI for the knowledge-quality signals, the re-index queue, the review queue and question labelling.
 
-    minerva coverage [--all] [--json]      intent × topic coverage gaps (--all: every evaluated cell)
+    minerva coverage [--all] [--json]      coverage gaps: refused questions grouped by meaning (--all: cells too)
     minerva freshness [--json]             stale, stale-and-cited, unreachable and changed documents
     minerva bad-docs [--json]              documents whose answers get thumbs-down or wrong-answer reports
     minerva citations [--json]             citation health: citations per answer, Gini, no-citation rate, ...
@@ -113,17 +113,30 @@ def _signal_command(job: str):
     return wrap
 
 
-@click.option("--all", "show_all", is_flag=True, help="Print every evaluated cell, not only the gaps.")
+@click.option("--all", "show_all", is_flag=True, help="Also print every evaluated intent × topic cell.")
 @_signal_command("coverage")
 def coverage(s: dict, show_all: bool) -> None:
-    """Coverage gaps: intent × topic cells with many refusals, thin retrieval or few thumbs-up."""
-    cells = [c for c in s["cells"] if c["evaluated"] and (show_all or c["reasons"])]
-    click.echo(f"{s['gaps']} gaps among {sum(c['evaluated'] for c in s['cells'])} cells with >= {s['min_questions']} "
-               f"questions in {s['window_days']} days ({s['unlabelled']} answers unlabelled)")
-    for c in cells:
-        thumbs = "-" if c["thumbs_up_rate"] is None else f"{c['thumbs_up_rate']:.0%}"
-        click.echo(f"  {c['intent']:<15} {c['topic_id']:>5} {c['topic'][:50]:<50} n={c['n']:<6} refused "
-                   f"{c['refusal_rate']:.0%}  docs {c['avg_retrieved']:.1f}  👍 {thumbs}  {', '.join(c['reasons'])}")
+    """Coverage gaps: refused / low-confidence questions grouped by meaning (jobs.question_gaps)."""
+    rule, scan = s["gap_rule"], s["scan"]
+    click.echo(f"{s['gaps']} gaps (>= {rule['min_questions']} questions from >= {rule['min_users']} users in "
+               f"{rule['window_days']} days) among {scan['questions']} refused/low-confidence questions "
+               f"({scan['groups']} groups, model {scan['model'] or '-'}, cosine >= {scan['similarity']:g}"
+               + (f", {scan['unreadable']} in languages no model reads" if scan["unreadable"] else "") + ")")
+    for g in s["question_gaps"]:
+        languages = " ".join(f"{lang}:{n}" for lang, n in g["by_language"].items())
+        click.echo(f"  {g['label']}  n={g['n']} users={g['users']} [{languages}]  → {g['action_text']}")
+        for sample in g["samples"][:3]:
+            click.echo(f"      “{sample}”")
+        for page in g["nearest"]:
+            click.echo(f"      {page['score']:.2f}  {page['doc_id']}")
+    if show_all:
+        click.echo(f"intent × topic cells with >= {s['min_questions']} questions in {s['window_days']} days "
+                   f"({s['unlabelled']} answers unlabelled):")
+        for c in (c for c in s["cells"] if c["evaluated"] or c["gaps"]):
+            thumbs = "-" if c["thumbs_up_rate"] is None else f"{c['thumbs_up_rate']:.0%}"
+            mark = f"  GAP {', '.join(c['gaps'])}" if c["gaps"] else ""
+            click.echo(f"  {c['intent']:<15} {c['topic_id']:>5} {c['topic'][:50]:<50} n={c['n']:<6} refused "
+                       f"{c['refusal_rate']:.0%}  docs {c['avg_retrieved']:.1f}  👍 {thumbs}{mark}")
 
 
 @_signal_command("freshness")

@@ -143,17 +143,38 @@ def _alerts_panel(store, config: AlertsConfig, now: datetime) -> str:
 
 
 def _coverage_panel(store, summaries: dict, now: datetime, charts: dict[str, bytes]) -> str:
-    cells = _cells_from_summary(summaries.get("coverage")) or _cells_from_store(store, now)
-    if not cells:
+    """The intent × topic heatmap (colour: refusal rate) with the cells holding a gap's questions outlined in
+    red, and the gap list. Gaps are the coverage summary's ``question_gaps`` (`jobs.question_gaps.find_gaps`,
+    the same function `minerva coverage` and the scheduled job use); without a summary no cell is red."""
+    summary = summaries.get("coverage") if isinstance(summaries.get("coverage"), dict) else {}
+    cells = _cells_from_summary(summary) or _cells_from_store(store, now)
+    gap_cells = {(str(c["intent"]), str(c.get("topic") or f"topic {c.get('topic_id')}"))
+                 for c in summary.get("cells") or [] if isinstance(c, dict) and c.get("gaps")}
+    gaps = summary.get("question_gaps") or []
+    if not cells and not gaps:
         return _no_data("questions are not classified by intent and topic yet")
-    topics = [t for t, _ in sorted(_totals(cells, 1).items(), key=lambda kv: -kv[1])][:12]
-    intents = sorted({c[0] for c in cells if c[1] in topics})
-    lookup = {(c[0], c[1]): c for c in cells}
-    rates = [[lookup[i, t][3] if (i, t) in lookup else None for t in topics] for i in intents]
-    counts = [[lookup[i, t][2] if (i, t) in lookup else 0 for t in topics] for i in intents]
-    charts["coverage"] = report_charts.coverage_heatmap(intents, topics, rates, counts, metric="refusal rate")
-    gaps = sum(1 for c in cells if c[3] is not None and c[3] > GAP_REFUSAL_RATE)
-    return _img("coverage", charts) + f"<p>{gaps} cell(s) over a {GAP_REFUSAL_RATE:.0%} refusal rate.</p>"
+    parts = []
+    if cells:
+        totals = _totals(cells, 1)
+        topics = sorted({t for _, t in gap_cells}, key=lambda t: -totals.get(t, 0))[:12]
+        topics += [t for t, _ in sorted(totals.items(), key=lambda kv: -kv[1]) if t not in topics][:12 - len(topics)]
+        intents = sorted({c[0] for c in cells if c[1] in topics})
+        lookup = {(c[0], c[1]): c for c in cells}
+        rates = [[lookup[i, t][3] if (i, t) in lookup else None for t in topics] for i in intents]
+        counts = [[lookup[i, t][2] if (i, t) in lookup else 0 for t in topics] for i in intents]
+        marked = [[(i, t) in gap_cells for t in topics] for i in intents]
+        charts["coverage"] = report_charts.coverage_heatmap(intents, topics, rates, counts, metric="refusal rate",
+                                                            gaps=marked)
+        parts.append(_img("coverage", charts))
+    parts.append(f"<p>{len(gaps)} coverage gap(s), {len(gap_cells)} cell(s) outlined in red.</p>")
+    if gaps:
+        body = [[g.get("label", ""), g.get("n", 0), g.get("users", 0),
+                 " ".join(f"{k}:{v}" for k, v in (g.get("by_language") or {}).items()),
+                 " | ".join((g.get("samples") or [])[:3]),
+                 " | ".join(f"{p['doc_id']} ({p['score']:.2f})" for p in g.get("nearest") or []),
+                 g.get("action_text", "")] for g in gaps]
+        parts.append(_table(["gap", "questions", "users", "languages", "samples", "nearest pages", "action"], body))
+    return "".join(parts)
 
 
 def _freshness_panel(summaries: dict, documents: dict[str, dict], now: datetime, charts: dict[str, bytes]) -> str:

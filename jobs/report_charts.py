@@ -15,7 +15,8 @@ _UP, _DOWN, _NEUTRAL, _WARN = "#2e7d32", "#c62828", "#546e7a", "#ef6c00"
 
 
 def coverage_heatmap(intents: Sequence[str], topics: Sequence[str], rates: Sequence[Sequence[float | None]],
-                     counts: Sequence[Sequence[int]], *, metric: str) -> bytes:
+                     counts: Sequence[Sequence[int]], *, metric: str,
+                     gaps: Sequence[Sequence[bool]] | None = None) -> bytes:
     """Heatmap intent (rows) × topic (columns) of a rate in [0, 1], each cell annotated with its count.
 
     Args:
@@ -23,13 +24,22 @@ def coverage_heatmap(intents: Sequence[str], topics: Sequence[str], rates: Seque
         rates: ``rates[i][j]`` for intent i and topic j; None = no questions (left blank).
         counts: questions per cell, same shape.
         metric: what the rate is, for the colour bar (e.g. "refusal rate").
+        gaps: same shape; True = the cell holds questions of a coverage gap (`jobs.question_gaps`): outlined
+            in red. When given, the colour scale is blue (not red-to-green), so only gap cells are red.
     """
     import numpy as np
 
     fig = _figure(max(6.0, 1.1 * len(topics) + 3), max(3.0, 0.5 * len(intents) + 1.8))
     ax = fig.add_subplot()
     grid = np.array([[np.nan if v is None else v for v in row] for row in rates], dtype=float)
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn_r", vmin=0.0, vmax=1.0, aspect="auto")
+    cmap = "RdYlGn_r" if gaps is None else "Blues"
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    from matplotlib.patches import Rectangle
+
+    for i, row in enumerate(gaps or []):
+        for j, marked in enumerate(row):
+            if marked:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
     ax.set_xticks(range(len(topics)), labels=[_short(t) for t in topics], rotation=35, ha="right")
     ax.set_yticks(range(len(intents)), labels=[_short(i) for i in intents])
     for i, row in enumerate(counts):

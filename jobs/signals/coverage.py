@@ -1,16 +1,18 @@
-"""Coverage gaps: intent × topic cells that are asked often but answered badly (DESIGN.md "Quality
-monitoring", Coverage; seed 004 §3).
+"""Coverage gaps (DESIGN.md "Quality monitoring", Coverage; seed 004 §3; issue 11 item 2).
 
-A cell with at least ``coverage.min_questions`` questions (50, the seed's ``HAVING n > 50``) in the last
-``window_days`` (30) is a gap when any of these holds (config/monitoring.yaml ``coverage``):
+A gap is a group of refused or low-confidence questions about one thing, grouped by meaning across languages:
+`jobs.question_gaps.find_gaps` (default: 5 questions from >= 3 users within 14 days, config/monitoring.yaml
+``coverage.questions``). That one function decides what a gap is for the scheduled job (findings → alerts,
+review items), ``minerva coverage`` and the HTML report (red heatmap cells and the gap list).
 
-- refusal rate > 0.2 — the whole Wilson interval above it;
-- average relevant documents retrieved < 2 — distinct documents with a passage scoring at least
-  ``answer.low`` (the composer's cut-off), averaged over the cell's questions, refusals included;
-- thumbs-up rate < 0.4 — the whole Wilson interval of up / (up + down) below it, so a few votes never fire.
+The intent × topic cells stay as the heatmap's figures: per cell of the last ``window_days`` (30) its
+refusal rate (with Wilson interval), average relevant documents retrieved (passages at or above
+``answer.low``), thumbs-up rate, and ``gaps``: the keys of the gaps whose questions fall in the cell. A cell's
+``reasons`` (refusal rate > 0.2, fewer than 2 relevant documents, thumbs-up < 0.4 once it holds
+``min_questions``) describe the cell; they no longer raise findings (a topic split over 14 cells of 9
+never reached the 50-question minimum, while the heatmap showed them red: issue 11).
 
-Gaps are ranked by volume; the top ``top_gaps`` become "add or extend documents" review items. The status
-is the heatmap: every cell's figures.
+Gaps are ranked by questions; the top ``top_gaps`` become review items with the gap's suggested action.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from jobs._common import SignalResult, monitoring_config, rows, snapshot, status_of, window
 from jobs.classify import count_pending, label_before_signal, topic_labels
 from jobs.findings import Finding, JobContext
+from jobs.question_gaps import QuestionGap, find_gaps
 from jobs.review import Candidate, filing_job
 from jobs.stats import clearly_above, clearly_below, wilson_interval
 
@@ -62,11 +65,13 @@ def check(ctx: JobContext) -> SignalResult:
     cov, level = cfg.coverage, cfg.confidence_level
     labelled = label_before_signal(ctx, cfg.classification)
     since, until = window(ctx.now, cov.window_days)
+    scan = find_gaps(ctx.store, ctx.kb, cov.questions, now=ctx.now)
     with snapshot(ctx.store) as conn:
         cells = rows(conn, _CELLS_SQL, {"since": since, "until": until, "low": float(ctx.settings.answer.low)})
         labels = topic_labels(conn)
         unlabelled = count_pending(conn)
-    findings, candidates, status_cells = [], [], []
+        in_cells = _gap_cells(conn, scan.gaps)
+    status_cells = []
     for cell in cells:
         n, votes = cell["n"], cell["up"] + cell["down"]
         reasons = []
@@ -79,14 +84,17 @@ def check(ctx: JobContext) -> SignalResult:
             if clearly_below(cell["up"], votes, cov.min_thumbs_up_rate, level):
                 reasons.append(("thumbs_up_rate", cell["up"] / votes, cov.min_thumbs_up_rate))
         row = _status_cell(cell, labels, level, evaluated, reasons)
+        row["gaps"] = sorted(in_cells.get((cell["intent"], cell["topic_id"]), ()))
         status_cells.append(row)
-        if reasons:
-            findings.append(_finding(row, reasons))
-            if len(candidates) < cov.top_gaps:
-                candidates.append(_candidate(row, findings[-1]))
+    findings = [_gap_finding(g, cov.questions) for g in scan.gaps]
+    candidates = [_gap_candidate(g, f) for g, f in zip(scan.gaps[: cov.top_gaps], findings)]
     status = {"window_days": cov.window_days, "since": since, "until": until,
               "labelled_now": labelled.labelled if labelled else 0, "unlabelled": unlabelled,
-              "min_questions": cov.min_questions, "cells": status_cells, "gaps": len(findings)}
+              "min_questions": cov.min_questions, "cells": status_cells, "gaps": len(scan.gaps),
+              "question_gaps": [g.to_json() for g in scan.gaps],
+              "gap_rule": {"window_days": cov.questions.window_days, "min_questions": cov.questions.min_questions,
+                           "min_users": cov.questions.min_users},
+              "scan": {k: v for k, v in scan.to_json().items() if k != "gaps"}}
     return SignalResult(status, findings, candidates)
 
 
@@ -114,41 +122,48 @@ def _status_cell(cell: dict, labels: dict[int, str], level: float, evaluated: bo
     }
 
 
-def _finding(row: dict, reasons: list) -> Finding:
-    name, value, threshold = reasons[0]
+def _gap_cells(conn, gaps: list[QuestionGap]) -> dict[tuple[str, int], set[str]]:
+    """(intent, topic_id) → keys of the gaps with a question labelled in that cell (``answer_labels``)."""
+    found: dict[tuple[str, int], set[str]] = {}
+    for gap in gaps:
+        ids = gap.answer_ids
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for intent, topic_id in conn.execute(
+                    f"SELECT intent, topic_id FROM answer_labels WHERE answer_id IN ({marks})", part):
+                found.setdefault((intent, topic_id), set()).add(gap.key)
+    return found
+
+
+def _gap_finding(gap: QuestionGap, rule) -> Finding:
+    languages = ", ".join(f"{n} {lang}" for lang, n in gap.by_language.items())
     return Finding(
         alert=ALERT,
         severity="warning",
-        labels={"intent": row["intent"], "topic_id": str(row["topic_id"])},
-        value=round(float(value), 4),
-        threshold=float(threshold),
-        n=row["n"],
-        summary=f"{row['n']} {row['intent']} questions on “{row['topic']}”: " + "; ".join(map(_describe, reasons)),
-        annotations={"rule": name, "reasons": row["reasons"], "topic": row["topic"],
-                     "refusal_rate": row["refusal_rate"], "refusal_ci": row["refusal_ci"],
-                     "avg_retrieved": row["avg_retrieved"], "thumbs_up_rate": row["thumbs_up_rate"],
-                     "thumbs_up_ci": row["thumbs_up_ci"], "votes": row["votes"]},
+        labels={"gap": gap.key},
+        value=float(gap.n),
+        threshold=float(rule.min_questions),
+        n=gap.n,
+        summary=(f"{gap.n} questions from {gap.users} users ({languages}) on “{gap.label}” were refused or "
+                 f"answered with low confidence, e.g. “{gap.question}”; {gap.action_text}"),
+        link=gap.nearest[0]["doc_id"] if gap.nearest else "",
+        annotations={"rule": "question_group", "label": gap.label, "question": gap.question, "users": gap.users,
+                     "by_language": gap.by_language, "by_user": gap.by_user, "samples": gap.samples,
+                     "answer_ids": gap.answer_ids[:20], "nearest": gap.nearest, "best_score": gap.best_score,
+                     "action": gap.action, "action_text": gap.action_text, "refused": gap.refused,
+                     "first_seen": gap.first_seen, "last_seen": gap.last_seen},
     )
 
 
-def _describe(reason: tuple) -> str:
-    """One violated rule in words, e.g. "refusal rate 45% > 20%"."""
-    name, value, threshold = reason
-    if name == "avg_retrieved":
-        return f"{value:.1f} relevant documents per question < {threshold:g}"
-    if name == "refusal_rate":
-        return f"refusal rate {value:.0%} > {threshold:.0%}"
-    return f"thumbs-up rate {value:.0%} < {threshold:.0%}"
-
-
-def _candidate(row: dict, finding: Finding) -> Candidate:
+def _gap_candidate(gap: QuestionGap, finding: Finding) -> Candidate:
     return Candidate(
         problem=ALERT,
-        subject=f"{row['intent']}/{row['topic_id']}",
-        action="add_or_extend_documents",
+        subject=f"gap/{gap.key}",
+        action=gap.action,
         priority=2,
-        weight=row["n"],
+        weight=gap.n,
         reason=finding.summary,
-        details={"intent": row["intent"], "topic_id": row["topic_id"], "topic": row["topic"], "n": row["n"],
-                 "reasons": row["reasons"]},
+        details={"label": gap.label, "n": gap.n, "users": gap.users, "by_language": gap.by_language,
+                 "samples": gap.samples, "nearest": gap.nearest, "action_text": gap.action_text},
     )
