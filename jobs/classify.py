@@ -2,8 +2,10 @@
 
 Intent: the question's embedding is compared with each intent's prototype questions (best cosine), and an
 intent whose cue (a regular expression, any language) matches the text gets ``cue_bonus`` on top; the
-highest score wins, "other" when it stays below ``other_below``. Measured on the labelled questions in
-``tests/jobs/test_classify.py``.
+highest score wins, "other" when it stays below ``other_below``. Before scoring, each intent's ``rules``
+(regular expressions in en/ko/ja, config order: troubleshooting, policy, how-to, lookup) decide outright: a
+firing alert or an error → troubleshooting; "can I / am I allowed / do I need to" → policy; "how do I" →
+how-to; "what is / how much / when" → lookup. Measured in ``benchmarks/intent_agreement.py``.
 
 Topic: online nearest-centroid clustering that keeps topics stable. A question joins the nearest existing
 topic when their cosine is at least ``topic_similarity`` (the centroid then moves to the running mean of its
@@ -73,6 +75,15 @@ class IntentClassifier:
         self._prototypes = embedder.embed(texts, kind="query") if texts else np.zeros((0, 1), np.float32)
         self._cues = [re.compile("|".join(f"(?:{c})" for c in intent.cues), re.IGNORECASE) if intent.cues else None
                       for intent in cfg.intents]
+        self._rules = [re.compile("|".join(f"(?:{r})" for r in intent.rules), re.IGNORECASE) if intent.rules else None
+                       for intent in cfg.intents]
+
+    def rule(self, text: str) -> str | None:
+        """The first intent (config order) with a rule matching ``text``, or None (then the scores decide)."""
+        for name, rule in zip(self.names, self._rules):
+            if rule is not None and rule.search(text):
+                return name
+        return None
 
     def scores(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
         """float array (len(texts), n_intents): best prototype cosine plus the cue bonus where a cue matches."""
@@ -93,7 +104,8 @@ class IntentClassifier:
             return [OTHER_INTENT] * len(texts)
         scores = self.scores(texts, vectors)
         best = scores.argmax(axis=1)  # first maximum: config order breaks ties
-        return [self.names[j] if scores[i, j] >= self.cfg.other_below else OTHER_INTENT for i, j in enumerate(best)]
+        return [self.rule(texts[i]) or (self.names[j] if scores[i, j] >= self.cfg.other_below else OTHER_INTENT)
+                for i, j in enumerate(best)]
 
 
 class TopicSpace:
