@@ -361,10 +361,12 @@ def test_minerva_report_writes_one_html_page_with_chart_images(tmp_path: Path) -
 
 
 def test_report_uses_the_signal_summaries(store, config: AlertsConfig) -> None:
-    cells = [{"intent": i, "topic": t, "topic_id": k, "n": 20, "refusal_rate": r}
+    cells = [{"intent": i, "topic": t, "topic_id": k, "n": 20, "refusal_rate": r, "gaps": ["vpn"] if r > 0.3 else []}
              for k, (i, t, r) in enumerate([("how-to", "vpn", 0.4), ("lookup", "vpn", 0.1), ("how-to", "<script>", 0.0)])]
+    gap = {"key": "vpn", "label": "vpn", "n": 8, "users": 4, "by_language": {"en": 8}, "samples": ["vpn down?"],
+           "nearest": [], "action_text": "add a page"}
     summaries = {
-        "coverage": {"cells": cells, "gaps": 1},
+        "coverage": {"cells": cells, "gaps": 1, "question_gaps": [gap]},
         "freshness": {"status": "ok", "timeline": [{"date": "2025-01-06", "stale": 2}, {"date": "2025-01-13", "stale": 3}]},
         "bad_docs": {"worst": [{"doc_id": "api:x.md", "title": "X <b>", "up": 1, "down": 9, "citations": 12}]},
         "drift": {"metrics": {"intent": {"status": "insufficient_data", "n_recent": 30, "n_baseline": 40}}},
@@ -372,7 +374,7 @@ def test_report_uses_the_signal_summaries(store, config: AlertsConfig) -> None:
     made = build_report(store, config, now=NOW, summaries=summaries)
     assert made.main_chart == "coverage" and made.main_chart_png.startswith(b"\x89PNG")
     assert set(made.charts) == {"coverage", "stale_trend", "bad_documents"}
-    assert "1 cell(s) over a 20% refusal rate" in made.html and "<script>" not in made.html and "X &lt;b&gt;" in made.html
+    assert "1 coverage gap(s), 1 cell(s) outlined in red" in made.html and "<script>" not in made.html and "X &lt;b&gt;" in made.html
     assert "insufficient_data" in made.html and "gaps: 1" in made.html  # drift figures, the status table
 
 
