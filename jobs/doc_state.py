@@ -7,9 +7,11 @@ file system; it never reads the feedback store.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from config.monitoring import FreshnessConfig
 from jobs._common import parse_time
@@ -21,8 +23,9 @@ class SourceState:
 
     Attributes:
         missing: the file is gone or unreadable (the source is unreachable).
-        modified: the file changed after indexing: its mtime is later than ``indexed_at``, or its
-            (mtime, size) differ from the indexed ones (a restored older copy has an earlier mtime).
+        modified: the file's text changed after indexing: its mtime is later than ``indexed_at`` or its
+            (mtime, size) differ from the indexed ones (a restored older copy has an earlier mtime), and
+            its sha256 is no longer the indexed one (a `touch` or a fresh checkout is no change).
         mtime: the file's current modification time (UTC), None when missing.
     """
 
@@ -40,10 +43,31 @@ def source_state(doc: dict) -> SourceState:
     mtime = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
     indexed_at = parse_time(doc.get("indexed_at"))
     recorded = parse_time(doc.get("mtime"))
-    modified = (indexed_at is not None and mtime > indexed_at) or (
+    touched = (indexed_at is not None and mtime > indexed_at) or (
         recorded is not None and (mtime != recorded or stat.st_size != doc.get("size", stat.st_size))
     )
+    # a checkout, copy or `touch` moves the mtime without changing the text: only a new text is a change
+    modified = touched and not _same_text(doc, stat, mtime)
     return SourceState(missing=False, modified=modified, mtime=mtime)
+
+
+#: Largest file whose text is hashed to confirm a change (the sync never indexes larger ones by default).
+HASH_LIMIT_BYTES = 50_000_000
+
+
+def _same_text(doc: dict, stat: os.stat_result, mtime: datetime) -> bool:
+    """Whether the file's text still has the indexed sha256 (read as `knowledge.sync` reads it); False when
+    it cannot be read or the record has no hash."""
+    from knowledge.sources import SourceFile, read_text
+
+    if not doc.get("file_hash"):
+        return False
+    file = SourceFile(doc.get("collection", ""), doc.get("rel_path", ""), Path(doc["path"]), mtime, stat.st_size)
+    try:
+        text = read_text(file, HASH_LIMIT_BYTES)
+    except Exception:  # unreadable now: let the freshness signal report it as modified
+        return False
+    return hashlib.sha256(text.encode("utf-8")).hexdigest() == doc["file_hash"]
 
 
 def age_days(doc: dict, now: datetime) -> float | None:

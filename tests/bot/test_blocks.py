@@ -284,3 +284,9 @@ def test_local_links_become_their_label_and_markdown_escapes_their_character() -
     text = to_mrkdwn("If you [moved](#transferring-leave) see [the guide](../travel.md) or [docs](https://x.example/d). "
                      "Use Code 51 \\- Regular Military.")
     assert text == ("If you moved see the guide or <https://x.example/d|docs>. Use Code 51 - Regular Military.")
+
+
+def test_a_title_with_a_line_break_keeps_its_citation_link_whole() -> None:
+    blocks = answer_blocks(make_answer(["Quote."], title="API\nrate limits"))
+    (line,) = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
+    assert line.startswith("[1] <https://wiki.example/api/rate-limits.md|API rate limits>")

@@ -46,6 +46,8 @@ def test_unreachable_and_modified_sources(store, tmp_path, private_kb) -> None: 
     ctx = make_ctx(store, tmp_path, kb.settings, kb)
     (folder / "pagination.md").unlink()
     later = time.time() + 60
+    with open(folder / "errors.md", "a", encoding="utf-8") as fh:
+        fh.write("\nA new paragraph the index has not seen yet.\n")
     os.utime(folder / "errors.md", (later, later))
     findings = freshness.run(ctx)
     (gone,) = by_alert(findings, "source_unreachable")
@@ -66,3 +68,10 @@ def test_a_missing_collection_folder_is_one_finding(store, tmp_path, private_kb)
 def test_no_index_means_no_findings(store, tmp_path, sample_settings) -> None:  # noqa: F811
     result = freshness.check(make_ctx(store, tmp_path, sample_settings, None))
     assert result.status["status"] == "no_index" and result.findings == []
+
+
+def test_a_touched_file_with_the_same_text_is_not_modified(store, tmp_path, private_kb) -> None:  # noqa: F811
+    kb, folder = private_kb
+    later = time.time() + 60
+    os.utime(folder / "errors.md", (later, later))  # a checkout or `touch`: a new mtime, the same text
+    assert not by_alert(freshness.run(make_ctx(store, tmp_path, kb.settings, kb)), "source_modified")
