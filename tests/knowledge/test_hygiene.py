@@ -68,9 +68,9 @@ def test_only_the_newest_team_plan_is_searchable(sample_kb):
 def test_two_documents_claiming_the_same_version_keep_the_newest_with_a_warning(tmp_path, embedder):
     folder = tmp_path / "plans"
     folder.mkdir()
-    (folder / "plan_v2.md").write_text("---\ntitle: Plan v2\nupdated: 2026-01-01\n---\nThe plan costs 10 dollars.\n")
-    (folder / "plan-v2.md").write_text("---\ntitle: Plan v2 again\nupdated: 2026-03-01\n---\nThe plan costs 11 dollars.\n")
-    (folder / "plan_v1.md").write_text("---\ntitle: Plan v1\nupdated: 2025-01-01\n---\nThe plan costs 9 dollars.\n")
+    (folder / "plan_v2.md").write_text("---\ntitle: Plan v2\nupdated: 2026-01-01\n---\nThe plan costs 10 dollars per user per month.\n")
+    (folder / "plan-v2.md").write_text("---\ntitle: Plan v2 again\nupdated: 2026-03-01\n---\nThe plan costs 11 dollars per user per month.\n")
+    (folder / "plan_v1.md").write_text("---\ntitle: Plan v1\nupdated: 2025-01-01\n---\nThe plan costs 9 dollars per user per month.\n")
     kb = _kb(tmp_path, embedder, [SourceConfig(name="plans", path=str(folder))])
 
     report = kb.sync()
@@ -300,8 +300,8 @@ def test_the_sync_report_lists_active_documents_without_searchable_chunks(sample
 def test_expired_documents_are_listed_and_a_collection_ttl_applies(tmp_path, embedder):
     folder = tmp_path / "sprints"
     folder.mkdir()
-    (folder / "q3.md").write_text("---\ntitle: Q3 sprint plan\nupdated: 2026-07-01\n---\n# Goals\nShip the billing export.\n")
-    (folder / "q4.md").write_text("---\ntitle: Q4 sprint plan\nupdated: 2026-10-01\n---\n# Goals\nShip the audit log.\n")
+    (folder / "q3.md").write_text("---\ntitle: Q3 sprint plan\nupdated: 2026-07-01\n---\n# Goals\nShip the billing export to every customer.\n")
+    (folder / "q4.md").write_text("---\ntitle: Q4 sprint plan\nupdated: 2026-10-01\n---\n# Goals\nShip the audit log to every customer.\n")
     kb = _kb(tmp_path, embedder, [SourceConfig(name="sprints", path=str(folder), ttl_days=92)])
     kb.sync()
     now = datetime(2026, 11, 30, tzinfo=timezone.utc)

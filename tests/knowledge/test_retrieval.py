@@ -234,9 +234,10 @@ def test_language_shift_raises_every_score_of_a_non_english_question_alike(sampl
     index = sample_kb.index()
     korean = next(r for r, c in enumerate(index.chunks) if c["doc_id"] == "plans:refund-policy.ko.md")
     english = next(r for r, c in enumerate(index.chunks) if index.documents[c["doc_id"]].get("language") == "en")
-    settings = sample_kb.settings
-    shifted = replace(settings, answer=replace(settings.answer, calibration=replace(
-        settings.answer.calibration, language_shift=0.1)))
+    # the cosine-only map (no evidence weights): the shift's effect on the cosine shows alone
+    cosine_only = replace(sample_kb.settings.answer.calibration, weights={}, raw=[0.0, 0.35, 0.55, 0.9])
+    settings = replace(sample_kb.settings, answer=replace(sample_kb.settings.answer, calibration=cosine_only))
+    shifted = replace(settings, answer=replace(settings.answer, calibration=replace(cosine_only, language_shift=0.1)))
 
     qvec = sample_kb.embedder.embed(["refund"], kind="query")[0]
     bm25 = np.zeros(len(index.chunks), dtype=np.float32)
