@@ -85,15 +85,30 @@ def _change(db, collection: str, *, disabled: bool, reason: str, fingerprint: st
             now: datetime) -> bool:
     if not collection:
         raise ValueError("collection must be a non-empty name")
-    latest = rows(db, "SELECT disabled FROM kill_switch WHERE collection = ? ORDER BY change_id DESC LIMIT 1", [collection])
-    if bool(latest and latest[0]["disabled"]) == disabled:
+    if not _record_change(db, "kill_switch", "collection", "disabled", collection, disabled, reason=reason,
+                          fingerprint=fingerprint, changed_by=changed_by, now=now):
         return False
-    db.execute(
-        "INSERT INTO kill_switch (collection, disabled, reason, fingerprint, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [collection, int(disabled), reason[:500], fingerprint, changed_by, iso(now)],
-    )
     log.warning("killswitch.changed", collection=collection, disabled=disabled, reason=reason[:200],
                 by=changed_by, fingerprint=fingerprint)
+    return True
+
+
+def _record_change(db, table: str, key_column: str, flag_column: str, key: str, flag: bool, *, reason: str,
+                   fingerprint: str | None, changed_by: str, now: datetime) -> bool:
+    """Append a row setting ``key``'s flag in a switch log table (``kill_switch`` or ``quarantine``).
+
+    Returns False, writing nothing, when the latest row for ``key`` already has that flag (no row counts as off).
+    ``table`` and the column names are this module's constants, never user input.
+    """
+    latest = rows(db, f"SELECT {flag_column} FROM {table} WHERE {key_column} = ? ORDER BY change_id DESC LIMIT 1",
+                  [key])
+    if bool(latest and latest[0][flag_column]) == flag:
+        return False
+    db.execute(
+        f"INSERT INTO {table} ({key_column}, {flag_column}, reason, fingerprint, changed_by, changed_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [key, int(flag), reason[:500], fingerprint, changed_by, iso(now)],
+    )
     return True
 
 
@@ -194,14 +209,9 @@ def _quarantine_change(db, doc_id: str, quarantined: bool, *, reason: str, finge
     if ":" not in (doc_id or ""):
         raise ValueError(f"doc_id must be 'collection:path', not {doc_id!r}")
     db.execute(_QUARANTINE_DDL)
-    latest = rows(db, "SELECT quarantined FROM quarantine WHERE doc_id = ? ORDER BY change_id DESC LIMIT 1", [doc_id])
-    if bool(latest and latest[0]["quarantined"]) == quarantined:
+    if not _record_change(db, "quarantine", "doc_id", "quarantined", doc_id, quarantined, reason=reason,
+                          fingerprint=fingerprint, changed_by=changed_by, now=now):
         return False
-    db.execute(
-        "INSERT INTO quarantine (doc_id, quarantined, reason, fingerprint, changed_by, changed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [doc_id, int(quarantined), reason[:500], fingerprint, changed_by, iso(now)],
-    )
     log.warning("killswitch.quarantine", doc_id=doc_id, quarantined=quarantined, reason=reason[:200],
                 by=changed_by, fingerprint=fingerprint)
     return True
