@@ -6,7 +6,9 @@ upload. matplotlib is imported on first use (about half a second), so importing 
 
 from __future__ import annotations
 
+import functools
 import io
+from pathlib import Path
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -125,7 +127,34 @@ def citation_trend(weeks: Sequence[datetime], per_answer: Sequence[float | None]
 def _figure(width: float, height: float):
     from matplotlib.figure import Figure
 
+    _use_cjk_fonts()
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+#: Font packages whose files render Korean (NanumGothic) and Japanese (IPAexGothic) labels; DejaVu Sans,
+#: matplotlib's default, has neither, and a Korean topic label became "VPN □□□".
+CJK_FONT_PACKAGES = (("koreanize_matplotlib", "NanumGothic.ttf"), ("japanize_matplotlib", "ipaexg.ttf"))
+
+
+@functools.cache
+def _use_cjk_fonts() -> None:
+    """Register the packaged CJK fonts once and make them matplotlib's fallbacks after DejaVu Sans
+    (matplotlib ≥ 3.6 falls back glyph by glyph through ``font.family``)."""
+    import importlib.util
+
+    import matplotlib
+    from matplotlib import font_manager
+
+    families = ["DejaVu Sans"]
+    for package, filename in CJK_FONT_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for path in Path(next(iter(spec.submodule_search_locations))).rglob(filename):
+            font_manager.fontManager.addfont(str(path))
+            families.append(font_manager.FontProperties(fname=str(path)).get_name())
+            break
+    matplotlib.rcParams["font.family"] = families
 
 
 def _png(fig) -> bytes:
