@@ -175,10 +175,7 @@ def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
     from jobs.alerts import announce
     from jobs.killswitch import announcement, quarantine, release_command
 
-    try:
-        changed = quarantine(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+    changed = _change_document(quarantine, obj, doc_id, reason)
     if changed:
         announce(obj.store, _alerts_config(obj), announcement(
             what=f"document {doc_id}", subject={"doc_id": doc_id}, why=reason, command=release_command(doc_id),
@@ -195,13 +192,19 @@ def killswitch_release(obj, doc_id: str, reason: str) -> None:
     from jobs.alerts import resolve_announcement
     from jobs.killswitch import release
 
-    try:
-        changed = release(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
+    changed = _change_document(release, obj, doc_id, reason)
     if changed:
         resolve_announcement(obj.store, _alerts_config(obj), {"doc_id": doc_id}, now=_now())
     click.echo(f"{doc_id}: released (back in search)" if changed else f"{doc_id} was not quarantined")
+
+
+def _change_document(change, obj, doc_id: str, reason: str) -> bool:
+    """Run ``change`` (the kill switch's ``quarantine`` or ``release``) on DOC_ID for the CLI; returns whether it
+    changed anything. A DOC_ID that is not "collection:path" is a usage error (click.ClickException)."""
+    try:
+        return change(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _known_collection(obj, collection: str) -> None:
