@@ -39,9 +39,9 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
 
     config = Path(out)
     gap_file = config.with_name("gap_queries.yaml")
-    existing = [str(p) for p in (config, gap_file) if p.exists()]
-    if existing and not force:
-        raise click.ClickException(f"{', '.join(existing)} already exist(s); use --force to overwrite, or --out")
+    if config.exists() and not force:
+        raise click.ClickException(f"{config} already exists; use --force to overwrite, or --out")
+    keep_gaps = gap_file.exists() and not force  # your gap queries are kept: a second config shares them
     named = dict(u.split("=", 1) for u in url_bases if "=" in u.split("://", 1)[0])
     ordered = [u for u in url_bases if "=" not in u.split("://", 1)[0]]
     unknown = sorted(set(named) - {Path(f).resolve().name for f in folders})
@@ -53,8 +53,11 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
         raise click.UsageError(str(exc)) from exc
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(render_config(found), encoding="utf-8")
-    gap_file.write_text(render_gap_queries([s.name for s in found]), encoding="utf-8")
-    click.echo(f"wrote {config} ({len(found)} source(s)) and {gap_file} (no gap queries yet)")
+    if keep_gaps:
+        click.echo(f"wrote {config} ({len(found)} source(s)); kept the existing {gap_file}")
+    else:
+        gap_file.write_text(render_gap_queries([s.name for s in found]), encoding="utf-8")
+        click.echo(f"wrote {config} ({len(found)} source(s)) and {gap_file} (no gap queries yet)")
     for src in found:
         link = f"links {src.url_base}..." if src.url_base else "no url_base: citations show the relative path"
         click.echo(f"  source {src.name!r}: {src.path} ({src.files} files; {link})")

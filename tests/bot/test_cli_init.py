@@ -102,3 +102,22 @@ def test_init_then_ingest_then_ask(tmp_path, folders, embedder, monkeypatch):
     assert report["gaps"] is None and report["archived"] == ["handbook:2024-06/tools/expenses.md"]
     answer = json.loads(asked.stdout)
     assert not answer["refused"] and answer["citations"][0]["doc_id"] == "handbook:2025-02/tools/expenses.md"
+
+
+def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bot.cli import cli
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "vpn.md").write_text("# VPN\n\nInstall the client from the portal and sign in.\n")
+    monkeypatch.chdir(tmp_path)
+    first = CliRunner().invoke(cli, ["init", "docs"])
+    (tmp_path / "gap_queries.yaml").write_text("# mine\n", encoding="utf-8")
+
+    second = CliRunner().invoke(cli, ["init", "docs", "--url-base", "docs=https://wiki.example/", "--out",
+                                      "minerva-url.yaml"])
+
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    assert (tmp_path / "minerva-url.yaml").exists() and "kept the existing" in second.output
+    assert (tmp_path / "gap_queries.yaml").read_text(encoding="utf-8") == "# mine\n"
