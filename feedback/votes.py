@@ -67,19 +67,12 @@ def upsert_vote(
     if value not in VOTE_VALUES:
         raise InvalidRecord(f"vote value must be one of {', '.join(VOTE_VALUES)}; got {value!r}")
     moment = check_reaction(db, answer_id, user_id, voted_at, field="voted_at")
-    current = db.execute(
-        "SELECT value FROM votes WHERE answer_id = ? AND user_id = ?", [answer_id, user_id]
-    ).fetchone()
+    current = _current_vote(db, answer_id, user_id)
     if current is None:
-        db.execute(
-            "INSERT INTO votes (answer_id, user_id, value, voted_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-            [answer_id, user_id, value, moment, moment],
-        )
+        _insert_vote(db, answer_id, user_id, value, None, moment)
         return VoteResult(changed=True, previous=None, value=value)
-    previous = current[0]
+    previous, reason = current
     if previous == value:
-        reason = db.execute("SELECT reason FROM votes WHERE answer_id = ? AND user_id = ?",
-                            [answer_id, user_id]).fetchone()[0]
         return VoteResult(changed=False, previous=previous, value=value, reason=reason)
     # A 👍 has no reason; a 👎 after a 👍 starts without one.
     db.execute(
@@ -115,14 +108,9 @@ def set_vote_reason(
     if reason not in VOTE_REASONS:
         raise InvalidRecord(f"vote reason must be one of {', '.join(VOTE_REASONS)}; got {reason!r}")
     moment = check_reaction(db, answer_id, user_id, at, field="at")
-    current = db.execute(
-        "SELECT value, reason FROM votes WHERE answer_id = ? AND user_id = ?", [answer_id, user_id]
-    ).fetchone()
+    current = _current_vote(db, answer_id, user_id)
     if current is None:
-        db.execute(
-            "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) VALUES (?, ?, 'down', ?, ?, ?)",
-            [answer_id, user_id, reason, moment, moment],
-        )
+        _insert_vote(db, answer_id, user_id, "down", reason, moment)
         return VoteResult(changed=True, previous=None, value="down", reason=reason)
     previous, previous_reason = current
     if (previous, previous_reason) == ("down", reason):
@@ -132,6 +120,22 @@ def set_vote_reason(
         [reason, moment, answer_id, user_id],
     )
     return VoteResult(changed=True, previous=previous, value="down", reason=reason)
+
+
+def _current_vote(db: sqlite_utils.Database, answer_id: str, user_id: str) -> tuple[str, str | None] | None:
+    """The stored ``(value, reason)`` of one user's vote on one answer; None when that user has not voted."""
+    row = db.execute("SELECT value, reason FROM votes WHERE answer_id = ? AND user_id = ?",
+                     [answer_id, user_id]).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def _insert_vote(db: sqlite_utils.Database, answer_id: str, user_id: str, value: str, reason: str | None,
+                 moment: str) -> None:
+    """Insert one user's first vote on one answer; ``moment`` (ISO text) sets both voted_at and updated_at."""
+    db.execute(
+        "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [answer_id, user_id, value, reason, moment, moment],
+    )
 
 
 def count_reasons(
