@@ -281,9 +281,9 @@ class FeedbackStore:
             ValueError: unknown `by`.
             StoreUnavailable: SQLite failed.
         """
-        bounds = [None if t is None else utc_iso(t, field=name) for t, name in ((since, "since"), (until, "until"))]
+        since_iso, until_iso = _optional_bounds(since, until)
         with self._read():
-            return count_reasons(self.db, by=by, since=bounds[0], until=bounds[1])
+            return count_reasons(self.db, by=by, since=since_iso, until=until_iso)
 
     def hallucination_counts(
         self, *, by: str = "doc", since: datetime | None = None, until: datetime | None = None
@@ -303,9 +303,9 @@ class FeedbackStore:
             ValueError: unknown `by`.
             StoreUnavailable: SQLite failed.
         """
-        bounds = [None if t is None else utc_iso(t, field=name) for t, name in ((since, "since"), (until, "until"))]
+        since_iso, until_iso = _optional_bounds(since, until)
         with self._read():
-            return count_hallucinations(self.db, by=by, since=bounds[0], until=bounds[1])
+            return count_hallucinations(self.db, by=by, since=since_iso, until=until_iso)
 
     def votes_for(self, answer_id: str) -> list[dict[str, Any]]:
         """Returns the votes on an answer, oldest first (see `feedback.votes.fetch_votes`); [] if none.
@@ -521,3 +521,13 @@ class FeedbackStore:
             yield
         except sqlite3.Error as error:
             raise StoreUnavailable(f"feedback database {self.path}: {error}") from error
+
+
+def _optional_bounds(since: datetime | None, until: datetime | None) -> tuple[str | None, str | None]:
+    """``since`` and ``until`` as UTC ISO 8601 text, each None when None.
+
+    Raises:
+        InvalidRecord: a naive `since`/`until`.
+    """
+    return (None if since is None else utc_iso(since, field="since"),
+            None if until is None else utc_iso(until, field="until"))
