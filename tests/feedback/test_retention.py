@@ -79,7 +79,9 @@ def figures(ctx) -> dict:
     drop = {"evidence"}
     table = {k: [{f: v for f, v in row.items() if f not in drop} for row in bad.status[k]]
              for k in ("bad", "watch", "worst")}
-    return {"cells": cells, "gaps": [(f.labels, f.value, f.n) for f in by_alert(cov.findings, "coverage_gap")],
+    # Coverage gaps are grouped from question texts (issue 11) over a 14-day window, so they need the texts
+    # retention keeps (90 days by default); the cells (intent × topic counts) come from labels and must stay.
+    return {"cells": cells,
             "bad_docs": table, "evaluated": bad.status["evaluated"],
             "bad_findings": [(f.labels, f.value, f.n) for f in bad.findings]}
 
@@ -89,7 +91,7 @@ def test_retention_removes_old_question_texts_and_ids_while_coverage_and_bad_doc
     populate(store)
     ctx = make_ctx(store, tmp_path, sample_settings, None, now=NOW)
     before = figures(ctx)
-    assert before["gaps"] and before["bad_findings"], "the fixture must produce a gap and a bad document"
+    assert before["cells"] and before["bad_findings"], "the fixture must produce cells and a bad document"
     cutoff = (NOW - timedelta(days=1)).isoformat()
     distinct = "SELECT COUNT(DISTINCT user_id) FROM flags WHERE created_at < ?"
     distinct_reporters = store.db.execute(distinct, [cutoff]).fetchone()[0]
