@@ -20,7 +20,11 @@ from pathlib import Path
 
 
 from config.settings import ConfigError, Settings, _build, read_yaml_mapping
-from jobs.findings import SEVERITIES
+
+#: The finding and alert severities, most urgent first (routing: now / daily digest / weekly digest).
+#: Defined here, in config, so the alerting config can check them without importing `jobs`;
+#: `jobs.findings` re-exports it.
+SEVERITIES = ("critical", "warning", "info")
 
 #: The bundled alerting config, used when no ``alerts.yaml`` sits beside the main config file.
 DEFAULT_ALERTS_CONFIG = Path(__file__).with_name("alerts.yaml")

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-SEVERITIES = ("critical", "warning", "info")
+from config.alerts import SEVERITIES  # defined in config (config must not import jobs); re-exported here
 
 
 @dataclass(frozen=True)
