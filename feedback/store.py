@@ -489,6 +489,48 @@ class FeedbackStore:
         return f"FeedbackStore({str(self.path)!r})"
 
     @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """A write transaction for code outside this package that owns tables in this file (the alert layer).
+
+        Holds the store's lock, starts with ``BEGIN IMMEDIATE`` (the write lock taken up front, so a
+        read-then-write cannot fail half-way with "database is locked"), commits on exit and rolls back on
+        error, exactly as the store's own methods do. Example::
+
+            with store.write() as db:
+                db.execute("UPDATE alerts SET state = ? WHERE fingerprint = ?", ["resolved", fp])
+
+        Not re-entrant: never call another `FeedbackStore` method, `write` or `read` inside it.
+
+        Yields:
+            The sqlite_utils.Database over the store's connection, valid only inside the block.
+
+        Raises:
+            StoreUnavailable: SQLite failed (the transaction was rolled back) or the store is closed.
+        """
+        with self._write():
+            yield self.db
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite_utils.Database]:
+        """Holds the store's lock for a group of reads, so no other thread's half-done transaction is seen.
+
+        Example::
+
+            with store.read() as db:
+                rows = list(db.query("SELECT fingerprint, state FROM alerts"))
+
+        Not re-entrant, like `write`.
+
+        Yields:
+            The sqlite_utils.Database over the store's connection, valid only inside the block.
+
+        Raises:
+            StoreUnavailable: SQLite failed or the store is closed.
+        """
+        with self._read():
+            yield self.db
+
+    @contextlib.contextmanager
     def _read(self) -> Iterator[None]:
         with self._lock, self._translating_errors():
             yield

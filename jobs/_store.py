@@ -3,8 +3,8 @@
 The feedback store serialises every use of its one connection with a lock and starts writes with
 ``BEGIN IMMEDIATE`` (notes/monitoring.md: a deferred BEGIN fails under concurrent writers). The alert tables
 live in the same file, written from Slack button handlers on the bot's executor threads and from scheduler
-jobs, so they must go through the same lock and transactions: `writing` and `reading` reuse the store's own
-context managers, in this one place.
+jobs, so they must go through the same lock and transactions: `writing` and `reading` use the store's public
+transaction API (`FeedbackStore.write` / `FeedbackStore.read`), in this one place.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ def writing(store) -> Iterator[sqlite_utils.Database]:
     Raises:
         StoreUnavailable: SQLite failed (translated by the store).
     """
-    with store._write():  # the store's lock + BEGIN IMMEDIATE + error translation
-        yield store.db
+    with store.write() as db:  # the store's lock + BEGIN IMMEDIATE + error translation
+        yield db
 
 
 @contextlib.contextmanager
 def reading(store) -> Iterator[sqlite_utils.Database]:
     """Holds ``store``'s lock for a group of reads, so no other thread's half-done transaction is seen."""
-    with store._read():
-        yield store.db
+    with store.read() as db:
+        yield db
 
 
 def iso(moment: datetime) -> str:

@@ -431,3 +431,27 @@ def test_feedback_does_not_import_bot_or_knowledge() -> None:
     root = Path(feedback.__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_public_write_commits_and_rolls_back_on_error(store: FeedbackStore) -> None:
+    """`write()` is the transaction the alert layer uses: committed on exit, rolled back on an exception."""
+    with store.write() as db:
+        assert db.conn.in_transaction  # BEGIN IMMEDIATE already ran
+        db.execute("INSERT INTO slack_events (key, seen_at) VALUES (?, ?)", ["kept", T0.isoformat()])
+    with pytest.raises(RuntimeError), store.write() as db:
+        db.execute("INSERT INTO slack_events (key, seen_at) VALUES (?, ?)", ["dropped", T0.isoformat()])
+        raise RuntimeError("boom")
+    with store.read() as db:
+        keys = [row[0] for row in db.execute("SELECT key FROM slack_events").fetchall()]
+    assert keys == ["kept"]
+
+
+def test_public_read_and_write_translate_sqlite_errors(db_path: Path) -> None:
+    store = FeedbackStore.open(db_path)
+    with pytest.raises(StoreUnavailable), store.write() as db:
+        db.execute("SELECT * FROM no_such_table")
+    with pytest.raises(StoreUnavailable), store.read() as db:
+        db.execute("SELECT * FROM no_such_table")
+    store.close()
+    with pytest.raises(StoreUnavailable), store.read():
+        pass
