@@ -153,3 +153,18 @@ def test_the_manifest_scopes_are_what_the_fake_grants_by_default():
     from tests.fakes.slack_api import BOT_SCOPES
 
     assert set(manifest_scopes(MANIFEST)) == set(BOT_SCOPES.split(","))
+
+
+def test_group_owners_need_usergroups_read_and_the_scope_check_asks_for_it():
+    """Owner DMs to a user group (S…) call usergroups.users.list, which needs ``usergroups:read``."""
+    assert "usergroups:read" in manifest_scopes(MANIFEST)
+
+
+async def test_a_token_without_usergroups_read_fails_the_scope_check(fake_slack, deployment):
+    config, home = deployment
+    fake_slack.scopes = ",".join(s for s in manifest_scopes(MANIFEST) if s != "usergroups:read")
+
+    result = await doctor(config, home, slack_env(fake_slack), "--json")
+
+    scopes = {c["name"]: c for c in json.loads(result.output)["checks"]}["slack scopes"]
+    assert scopes["status"] == FAIL and "usergroups:read" in scopes["detail"]

@@ -47,7 +47,7 @@ BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T1"
 #: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header by default: every bot scope manifest.yml asks for.
-BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read"
+BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read,usergroups:read"
 
 
 @dataclass
