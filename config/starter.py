@@ -92,7 +92,7 @@ def render_config(sources: list[StarterSource]) -> str:
     lines = [
         "# Minerva config for your own documents (written by `minerva init`; every key is optional unless noted).",
         "# Paths are relative to this file. Use it with `minerva --config THIS_FILE ...` or export MINERVA_CONFIG.",
-        "# Data (index generations, SQLite) lives under $MINERVA_HOME (default ./var).",
+        "# Data (index generations, SQLite) lives in var/ beside this file, or under $MINERVA_HOME when set.",
         "",
         "sources:",
     ]
@@ -129,7 +129,7 @@ def render_config(sources: list[StarterSource]) -> str:
         "#   SLACK_SIGNING_SECRET=...        HTTP mode instead of Socket Mode (Basic Information → Signing Secret)",
         "# slack:",
         "#   alert_channel: C0123456789     # channel id for alerts (invite the bot there)",
-        "#   digest_channel: C0123456789    # channel id for weekly digests",
+        "#   digest_channel: C0123456789    # channel id for the daily (warnings) and weekly (info) digests",
         "",
     ]
     return "\n".join(lines)

@@ -214,7 +214,9 @@ def load_generation(home: Path, *, model: str | None = None, ef: int = 100) -> L
     """
     name = current_generation(home)
     if name is None:
-        raise IndexNotBuilt(f"no index under {index_root(home)} yet: run `minerva ingest` first")
+        raise IndexNotBuilt(f"no index under {index_root(home)} yet: run `minerva ingest` first (for your own pages "
+                            "pass your config: `minerva --config minerva.yaml ...` or MINERVA_CONFIG; without one, "
+                            "commands use the bundled sample knowledge base)")
     return load_generation_dir(index_root(home) / name, model=model, ef=ef)
 
 
