@@ -65,6 +65,8 @@ class ParsedDocument:
         redirect_from: old paths of this page (front matter ``redirect_from``: a string or a list, e.g.
             ``["/travel-guide-3-reimbursement/"]``), normalised by `redirect_paths`; [] when absent.
         outdated: front matter ``outdated: true``: the page says itself it is out of date.
+        dropped: sentences left out because they hold a ``{{ variable }}`` whose value is unknown here
+            (`strip_template_tags`), for the sync report.
     """
 
     title: str
@@ -74,6 +76,7 @@ class ParsedDocument:
     expires_at: datetime | None = None
     redirect_from: list[str] = field(default_factory=list)
     outdated: bool = False
+    dropped: list[str] = field(default_factory=list)
 
 
 def parse_document(text: str, rel_path: str) -> ParsedDocument:
@@ -90,6 +93,7 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
             the message starts with "stub: " (see `stub_reason`).
     """
     suffix = PurePosixPath(rel_path).suffix.lower()
+    dropped: list[str] = []
     if suffix in (".html", ".htm"):
         metadata, body = {}, _html_to_markdown(text)
         title = _first(_HTML_TITLE.findall(text))
@@ -100,6 +104,7 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         title = str(metadata.get("title") or "")
     else:
         metadata, body = _split_front_matter(text)
+        dropped = variable_sentences(body)
         body = strip_template_tags(body)
         title = str(metadata.get("title") or "")
     body = body.strip()
@@ -120,6 +125,7 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         expires_at=expires_at,
         redirect_from=redirect_paths(metadata.get("redirect_from")),
         outdated=metadata.get("outdated") is True or str(metadata.get("outdated")).strip().lower() == "true",
+        dropped=dropped,
     )
 
 
@@ -190,6 +196,22 @@ def strip_template_tags(text: str) -> str:
     text = _COMMENT_BLOCK.sub("", text)
     text = _drop_variable_sentences(text)
     return _TEMPLATE_TAG.sub("", text)
+
+
+def variable_sentences(text: str) -> list[str]:
+    """The sentences `strip_template_tags` leaves out of ``text`` because of a ``{{ variable }}``, as
+    written (for the sync report: a page that loses a sentence says so)."""
+    if "{{" not in text:
+        return []
+    out = []
+    for block, is_code in _paragraphs(text.split("\n")):
+        joined = "\n".join(block)
+        if is_code or not _VARIABLE_HOLE.search(joined):
+            continue
+        marker = _LINE_MARKER.match(block[0]).group(0)
+        body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
+        out += [s.strip() for s in _SENTENCE_SPLIT.split(body) if _VARIABLE_HOLE.search(s)]
+    return out
 
 
 def _drop_variable_sentences(text: str) -> str:

@@ -208,6 +208,9 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
             documents[file.doc_id] = old
         return
     doc = _document_record(file, source, parsed, file_hash, chunker)
+    for sentence in parsed.dropped:  # say what the reader will not find, and why
+        report.warnings.append(f"{file.doc_id}: left out a sentence with an unresolved template variable: "
+                               f"{sentence[:160]}")
     report.dates[doc["date_source"]] = report.dates.get(doc["date_source"], 0) + 1
     chunks = chunk_document(parsed.title, parsed.body, settings.chunking)
     documents[file.doc_id] = doc

@@ -150,3 +150,19 @@ def test_old_index_without_unit_vectors_still_answers(sample_kb):
 def test_a_template_variable_in_a_wrapped_sentence_takes_only_that_sentence():
     text = strip_template_tags("If you need it sooner,\nwrite to {{ site.email }} today.\nThe desk is open Monday to Friday.")
     assert text == "The desk is open Monday to Friday."
+
+
+def test_a_sentence_left_out_for_a_template_variable_is_named_in_the_sync_report(tmp_path, embedder):
+    from config import Settings, SourceConfig
+    from knowledge import KnowledgeBase
+
+    folder = tmp_path / "it"
+    folder.mkdir()
+    (folder / "laptops.md").write_text("# Laptops\n\nContact the IT desk at {{ site.email }} and include\n"
+                                       "your asset tag. Call the hotline +1 555 0142 at any time of day.\n")
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="it", path=str(folder))]), tmp_path / "home", embedder)
+
+    report = kb.sync()
+
+    (warning,) = [w for w in report.warnings if "template variable" in w]
+    assert warning.startswith("it:laptops.md:") and "include your asset tag" in warning
