@@ -224,8 +224,10 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) ->
     picked = [center]
     size = len(_render(text, units[center]))
     before, after = [i for i in shown if i < center][::-1], [i for i in shown if i > center]
-    # after the evidence first (what follows usually completes it), then one unit of context before
-    for i in after[:6] + before[:1]:
+    # inside a list or table, its earlier items come first (step 1 before step 2), then what follows the
+    # evidence (it usually completes it), then one unit of context before
+    run = _same_kind_run(units, before, units[center].kind)
+    for i in run[::-1] + after[:6] + [i for i in before[:len(run) + 1] if i not in run]:
         piece = len(_render(text, units[i]))
         if size + piece > max_chars:
             if units[i].kind == CODE:
@@ -236,6 +238,19 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) ->
     return _join(text, units, sorted(picked))
 
 
+def _same_kind_run(units: list[Unit], before: list[int], kind: str) -> list[int]:
+    """The list items (or table rows) right before the evidence, nearest first, when it is one of them."""
+    if kind not in (ITEM, ROW):
+        return []
+    run, expected = [], None
+    for i in before:
+        if units[i].kind != kind or (expected is not None and i != expected):
+            break
+        run.append(i)
+        expected = i - 1
+    return run[:6]
+
+
 def _render(text: str, unit: Unit) -> str:
     """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
     if unit.kind == ROW:
@@ -243,8 +258,8 @@ def _render(text: str, unit: Unit) -> str:
     if unit.kind == CODE:
         return text[unit.start:unit.end]
     raw = " ".join(text[unit.start:unit.end].split())
-    if unit.kind == ITEM:
-        return "• " + regex.sub(r"^(?:[-*+•]|\d{1,3}[.)])\s+", "", raw)
+    if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
+        return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)
     return raw
 
 

@@ -166,3 +166,10 @@ def test_a_sentence_left_out_for_a_template_variable_is_named_in_the_sync_report
 
     (warning,) = [w for w in report.warnings if "template variable" in w]
     assert warning.startswith("it:laptops.md:") and "include your asset tag" in warning
+
+
+def test_a_quote_from_the_middle_of_numbered_steps_starts_at_step_one():
+    text = ("To connect:\n\n1. Download the client from the portal.\n2. Run the installer.\n"
+            "3. Enter the gateway address vpn.example.\n4. Sign in with your account.")
+    quoted = evidence_quote(text, split_units(text), 3, 450)  # the evidence is step 3
+    assert quoted.splitlines()[:2] == ["To connect:", "1. Download the client from the portal."]
