@@ -166,18 +166,22 @@ def question_space(kb, languages: set[str]):
     from knowledge import crosslingual
     from knowledge.embedding_profiles import dense_languages
 
-    main = kb.embedder
-    readable = dense_languages(main.name, kb.settings.embedding.languages)
+    # The main model by name (``Embedder.name`` is the configured ``embedding.model``), loaded only when it
+    # embeds the questions. Loading it just to read its name cost a cold process ~5-7 s and ~390 MB (torch)
+    # even when the cross-lingual model embeds them and no group becomes a gap (only `_nearest_pages`, run
+    # for gaps, needs it then; benchmarks/monitoring_jobs.py at 100k answers).
+    main = kb.settings.embedding.model
+    readable = dense_languages(main, kb.settings.embedding.languages)
     if readable is None or languages <= readable:
-        return main, None
-    xl = crosslingual.crosslingual_model(kb.settings.embedding, main.name)
+        return kb.embedder, None
+    xl = crosslingual.crosslingual_model(kb.settings.embedding, main)
     try:
         built_with = kb.index().manifest.get("crosslingual")
     except Exception:  # no index yet: nothing to be cross-lingual about
         built_with = None
     if xl and built_with == xl:
         return crosslingual.xl_embedder(xl), None
-    return main, readable
+    return kb.embedder, readable
 
 
 def cluster(vectors: np.ndarray, similarity: float) -> np.ndarray:

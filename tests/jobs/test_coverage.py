@@ -119,3 +119,26 @@ def test_cells_below_the_minimum_are_reported_but_never_gaps(ctx) -> None:  # no
     assert result.findings == []
     (cell,) = result.status["cells"]
     assert (cell["n"], cell["refusal_rate"], cell["evaluated"]) == (30, 1.0, False)
+
+
+def test_the_main_model_is_not_loaded_when_the_cross_lingual_one_embeds_the_questions() -> None:
+    """question_space reads the main model's name from the config: loading it (torch, seconds, ~400 MB) only
+    to learn its name made every coverage run pay for it, gaps or not."""
+    from types import SimpleNamespace
+
+    from config import load_settings
+    from jobs.question_gaps import question_space
+
+    class KB:
+        settings = load_settings()
+
+        @property
+        def embedder(self):
+            raise AssertionError("the main embedder was loaded")
+
+        def index(self):
+            return SimpleNamespace(manifest={"crosslingual": self.settings.embedding.crosslingual})
+
+    embedder, readable = question_space(KB(), {"en", "ko", "ja"})
+
+    assert embedder.name == KB.settings.embedding.crosslingual and readable is None
