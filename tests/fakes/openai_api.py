@@ -29,6 +29,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.local_server import LocalServer
+
 
 @dataclass
 class _Reply:
@@ -38,7 +40,7 @@ class _Reply:
     raw: str | None
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalServer):
     """Records chat-completion requests and answers them as scripted.
 
     Attributes:
@@ -72,29 +74,9 @@ class FakeOpenAI:
         """
         self._script.append(_Reply(content, status, delay, raw))
 
-    async def start(self) -> None:
-        """Starts listening on 127.0.0.1, on a free port chosen by the OS."""
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
+        """The chat-completions endpoint (see `LocalServer.start`)."""
         app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.root = f"http://{host}:{port}"
-
-    async def stop(self) -> None:
-        """Stops the server (waiting requests are cut); calling it twice is harmless."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeOpenAI:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
 
     @contextlib.contextmanager
     def running_in_thread(self) -> Iterator[FakeOpenAI]:

@@ -40,6 +40,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from tests.fakes.local_server import LocalServer
+
 from tests.fakes.socket_mode import FakeSocketMode
 
 #: Identity the fake reports from ``auth.test``; also the author of messages it echoes back.
@@ -58,7 +60,7 @@ class _Failure:
     when: Callable[[dict[str, Any]], bool] | None = None
 
 
-class FakeSlack:
+class FakeSlack(LocalServer):
     """Records Web API calls and answers them like Slack.
 
     Attributes:
@@ -101,32 +103,12 @@ class FakeSlack:
         """Returns a ``response_url`` on this server, to put in slash-command or interaction payloads."""
         return f"{self.root}/response/{key}"
 
-    async def start(self) -> None:
-        """Starts listening on 127.0.0.1, on a free port chosen by the OS."""
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
+        """Web API methods, response URLs, file uploads and the Socket Mode socket (see `LocalServer.start`)."""
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_route("*", "/response/{key}", self._handle_response_url)
         app.router.add_route("*", "/upload/{file_id}", self._handle_upload)
         app.router.add_get("/socket/{n}", self.socket.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.root = f"http://{host}:{port}"
-
-    async def stop(self) -> None:
-        """Stops the server; calling it twice, or before `start`, is harmless."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeSlack:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
 
     def fail_next(
         self,
