@@ -11,6 +11,7 @@ It imports only slack_sdk, so the check runs before the model and the index are 
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
@@ -56,6 +57,11 @@ class SlackIdentity:
     socket_mode: bool = False
 
 
+#: A disabled logger for the SDK's own error lines during the start-up check.
+_QUIET = logging.getLogger("minerva.slack_check.sdk")
+_QUIET.disabled = True
+
+
 def check_credentials(env: dict | None = None, *, timeout: float = TIMEOUT) -> SlackIdentity:
     """Validate the Slack credentials in ``env`` (default ``os.environ``) against the Web API.
 
@@ -81,7 +87,8 @@ def check_credentials(env: dict | None = None, *, timeout: float = TIMEOUT) -> S
     _check_shapes(bot_token, app_token, env.get("SLACK_SIGNING_SECRET", "").strip())
 
     def call(token: str, method: str, variable: str, where: str):
-        client = WebClient(token=token, base_url=api_url, timeout=timeout, retry_handlers=[])
+        # the SDK logs a failed request at error level before raising; our one line below says it better
+        client = WebClient(token=token, base_url=api_url, timeout=timeout, retry_handlers=[], logger=_QUIET)
         try:
             return client.api_call(method)
         except SlackApiError as exc:
