@@ -253,14 +253,21 @@ def parse_vote_value(value: str) -> tuple[str, str]:
 def _citation_line(citation, heading: str | None = None) -> str:
     """``[n] <url|title> › heading · updated N days ago``; ``heading`` overrides the citation's."""
     title = escape(truncate(" ".join(citation.title.split()), 150))  # a line break would end the <url|title> link
-    url = _URL_BREAKERS.sub(lambda m: quote(m.group()), citation.url)
-    link = f"<{url}|{title}>" if citation.url.startswith(("http://", "https://")) else f"{title} ({escape(citation.url)})"
+    link = slack_link(citation.url, title) or f"{title} ({escape(citation.url)})"
     heading = citation.heading if heading is None else heading
     heading = f" › {escape(truncate(' '.join(heading.split()), 150))}" if heading else ""
     days = citation.age_days()
     age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
     outdated = " · :warning: outdated" if getattr(citation, "outdated", False) else ""  # front matter `outdated: true`
     return truncate(f"[{citation.number}] {link}{heading} · updated {age}{outdated}", SECTION_LIMIT)
+
+
+def slack_link(url: str, label: str) -> str:
+    """``<url|label>`` for an http(s) ``url`` (characters that would end or split the link percent-encoded;
+    ``label`` must already be escaped and on one line), else ``""``."""
+    if not url.startswith(("http://", "https://")):
+        return ""
+    return f"<{_URL_BREAKERS.sub(lambda m: quote(m.group()), url)}|{label}>"
 
 
 def _context(mrkdwn: str) -> dict:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import quote
 
 import regex
 
-from bot.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, truncate
+from bot.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, slack_link, truncate
 from jobs.alerts import Notice
 from jobs.digest import Digest, DigestGroup, DigestItem
 
@@ -28,7 +27,6 @@ MESSAGE_CHAR_BUDGET = 11_000
 SUMMARY_LIMIT = 400
 _LEADS = {"firing": "Critical alert", "escalated": "Escalated to critical", "reminder": "Still firing"}
 _ICONS = {"critical": ":red_circle:", "warning": ":large_orange_circle:", "info": ":large_blue_circle:"}
-_URL_BREAKERS = regex.compile(r"[<>|\s]")
 
 
 @dataclass(frozen=True)
@@ -231,7 +229,7 @@ def _chars(blocks: list[dict]) -> int:
 def _link(url: str) -> str:
     if not url.startswith(("http://", "https://")):
         return f"`{escape(truncate(url, 200))}`" if url else ""
-    return f"<{_URL_BREAKERS.sub(lambda m: quote(m.group()), url)}|open>"
+    return slack_link(url, "open")
 
 
 def _since(moment: datetime) -> str:

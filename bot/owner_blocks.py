@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from bot.blocks import escape, section_blocks, slack_link, truncate
 from bot.digest_blocks import SlackMessage
 from jobs.owners import OwnerReport, PageFinding
 
@@ -36,23 +37,25 @@ def owner_message(report: OwnerReport) -> SlackMessage:
     lines = [head]
     for doc_id, found in list(pages.items())[:MAX_PAGES]:
         first = found[0]
-        name = f"<{first.url}|{first.title or doc_id}>" if first.url else (first.title or doc_id)
-        body = [f"*{name}* (`{doc_id}`)"]
+        # page titles, summaries and evidence are document and user text: escaped, so none can ping anyone
+        title = escape(" ".join((first.title or doc_id).split()))
+        name = slack_link(first.url or "", title) or title
+        body = [f"*{name}* (`{escape(doc_id)}`)"]
         for f in found:
-            body.append(f"• *{f.alert}* ({f.severity}): {f.summary}")
+            body.append(f"• *{escape(f.alert)}* ({f.severity}): {escape(f.summary)}")
             if f.alert in TODO:
                 body.append(f"   _{TODO[f.alert]}_")
             evidence = _evidence(f.evidence)
             if evidence:
-                body.append(f"   evidence: {evidence}")
-        text = "\n".join(body)[:2900]
-        blocks += [{"type": "divider"}, {"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+                body.append(f"   evidence: {escape(evidence)}")
+        text = "\n".join(body)
+        blocks += [{"type": "divider"}, *section_blocks(text)]  # cut on safe boundaries, never inside a link
         lines.append(text)
     if len(pages) > MAX_PAGES:
         more = f"…and {len(pages) - MAX_PAGES} more page(s): `minerva review` lists them all."
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
         lines.append(more)
-    return SlackMessage(text="\n".join(lines)[:3900], blocks=blocks)
+    return SlackMessage(text=truncate("\n".join(lines), 3900), blocks=blocks)
 
 
 def _evidence(evidence: dict) -> str:
