@@ -112,9 +112,15 @@ def _record_change(db, table: str, key_column: str, flag_column: str, key: str, 
     return True
 
 
+def _latest(db, table: str, key_column: str) -> list[dict]:
+    """The newest change row per key of a change-log table (``kill_switch`` or ``quarantine``). The names are
+    this module's constants, never user input."""
+    return rows(db, f"SELECT t.* FROM {table} t JOIN (SELECT {key_column}, max(change_id) AS change_id "
+                    f"FROM {table} GROUP BY {key_column}) m ON m.change_id = t.change_id")
+
+
 def _states(db) -> list[SwitchState]:
-    latest = rows(db, "SELECT k.* FROM kill_switch k JOIN (SELECT collection, max(change_id) AS change_id "
-                      "FROM kill_switch GROUP BY collection) m ON m.change_id = k.change_id")
+    latest = _latest(db, "kill_switch", "collection")
     return [SwitchState(r["collection"], bool(r["disabled"]), r["reason"], r["fingerprint"], r["changed_by"],
                         parse_iso(r["changed_at"])) for r in latest]
 
@@ -221,7 +227,6 @@ def _quarantine_states(db) -> list[QuarantineState]:
     exists = rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'quarantine'")
     if not exists:
         return []
-    latest = rows(db, "SELECT q.* FROM quarantine q JOIN (SELECT doc_id, max(change_id) AS change_id "
-                      "FROM quarantine GROUP BY doc_id) m ON m.change_id = q.change_id")
+    latest = _latest(db, "quarantine", "doc_id")
     return [QuarantineState(r["doc_id"], bool(r["quarantined"]), r["reason"], r["fingerprint"], r["changed_by"],
                             parse_iso(r["changed_at"])) for r in latest]

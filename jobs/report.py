@@ -35,12 +35,11 @@ from jobs.key_figures import KeyFigures, key_figures, weekly_series
 log = structlog.get_logger(__name__)
 
 #: DESIGN.md "Quality monitoring": bad document below a 0.3 thumbs-up rate; citation health warns under 1.5
-#: citations per answer and is critical over a 10 % no-citation rate; a coverage cell is a gap over a 0.2
-#: refusal rate; a document is stale after 90 days unless freshness.yaml says otherwise.
+#: citations per answer and is critical over a 10 % no-citation rate; a document is stale after 90 days
+#: unless freshness.yaml says otherwise. (Coverage gaps come from `jobs.question_gaps`, as in the job.)
 BAD_DOC_THRESHOLD = 0.3
 MIN_CITATIONS_PER_ANSWER = 1.5
 MAX_NO_CITATION_RATE = 0.10
-GAP_REFUSAL_RATE = 0.2
 DEFAULT_STALE_DAYS = 90
 #: Votes a document needs before it is ranked (a rate on 2 votes says nothing).
 MIN_VOTES = 5

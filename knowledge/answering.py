@@ -305,9 +305,3 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
                     "Check which one is current."
                 )
     return warnings
-
-
-def quote(text: str, max_chars: int) -> str:
-    """The passage text as whole units, at most about ``max_chars`` characters, from its first whole unit
-    (`evidence_quote` centred on the start). Never cuts inside a unit."""
-    return evidence_quote(text, split_units(text), 0, max_chars)

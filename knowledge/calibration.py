@@ -27,6 +27,7 @@ import numpy as np
 
 from config import CalibrationConfig
 from config.settings import EVIDENCE_FEATURES
+from knowledge.scoring import weighted_sum
 
 
 #: Least raw-cosine distance between the 0.3 and 0.6 anchors. 0.01, not more: multilingual-e5 packs right
@@ -187,7 +188,7 @@ def _anchors(samples: list[CalibrationSample], weights: dict[str, float],
     the least band width (a tenth of it) and the distance of the 0 and 1 anchors, so the score keeps
     rising past the bands instead of jumping from 0 to 1."""
     def best(s: CalibrationSample) -> tuple[float, bool]:
-        scored = [(sum(w * float(ev.get(f, 0.0)) for f, w in weights.items()), g) for ev, g in s.passages]
+        scored = [(weighted_sum(ev, weights), g) for ev, g in s.passages]
         return max(scored, key=lambda t: t[0]) if scored else (float("-inf"), False)
 
     answerable = [best(s) for s in samples if s.answerable and s.passages]

@@ -61,7 +61,13 @@ def combine(evidence: dict[str, float], cfg: CalibrationConfig) -> float:
     (an old config) the cosine alone, as before issue 9."""
     if not cfg.weights:
         return float(evidence.get("cosine", 0.0))
-    return float(sum(w * float(evidence.get(f, 0.0)) for f, w in cfg.weights.items()))
+    return weighted_sum(evidence, cfg.weights)
+
+
+def weighted_sum(evidence: dict[str, float], weights: dict[str, float]) -> float:
+    """``Σ weights[f] · evidence[f]`` (a missing feature counts 0): the raw value of `combine`, also what
+    `knowledge.calibration` places the anchors on, so fit and runtime cannot drift apart."""
+    return float(sum(w * float(evidence.get(f, 0.0)) for f, w in weights.items()))
 
 
 def evidence_score(evidence: dict[str, float], cfg: CalibrationConfig) -> float:
