@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 
 import click
 
+from bot.cli_monitoring import now_option
+
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
@@ -21,27 +23,11 @@ def register(cli: click.Group) -> None:
     cli.add_command(forget)
 
 
-def parse_now(text: str | None) -> datetime:
-    """``--now``: ISO date (midnight UTC) or date-time (naive = UTC) → aware datetime; None → the current time.
-
-    Raises:
-        click.BadParameter: not an ISO-8601 date or date-time.
-    """
-    if not text:
-        return datetime.now(timezone.utc)
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise click.BadParameter(f"{text!r} is not an ISO date or date-time (e.g. 2025-03-01 or 2025-03-01T12:00Z)",
-                                 param_hint="--now") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 @click.command()
-@click.option("--now", "now_text", metavar="ISO", help="Apply the policy as of this date/time (default: now).")
+@now_option
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
 @click.pass_obj
-def retention(obj, now_text: str | None, as_json: bool) -> None:
+def retention(obj, now: datetime | None, as_json: bool) -> None:
     """Remove question texts and anonymise user ids older than the config's `retention` policy.
 
     Questions older than retention.questions_days become "[removed]"; user ids older than
@@ -51,7 +37,7 @@ def retention(obj, now_text: str | None, as_json: bool) -> None:
     from feedback import FeedbackError
     from jobs.retention import apply
 
-    now = parse_now(now_text)
+    now = now or datetime.now(timezone.utc)
     policy = obj.settings.retention
     try:
         counts = apply(obj.store, policy, now=now)
