@@ -30,10 +30,10 @@ _MARKDOWN = MarkdownIt("commonmark")
 #: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
 #: detection weighs Latin letters; 4: a sentence holding a ``{{ variable }}`` is dropped whole; 5: stubs are
 #: skipped, ``redirect_from`` and ``outdated`` read from front matter; 6: a ``{{ variable }}`` sentence is read
-#: across wrapped lines); part of every document's chunker
+#: across wrapped lines; 7: not one in inline code); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 6
+CHUNKER_VERSION = 7
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ _SLACK_CHANNEL_TAG = re.compile(r"\{%-?\s*slack_channel\s+[\"']([^\"']+)[\"']\s*
 _COMMENT_BLOCK = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}", re.S)
 #: Indentation, list bullet or heading marks at the start of a line (kept when a sentence is dropped).
 _LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
-#: A ``{{ variable }}`` standing alone in prose: not inside a link or path (no "(", "/", "=" or quote
+#: A ``{{ variable }}`` standing alone in prose: not inside a link, a path or inline code (no "(", "/", "=", "`" or quote
 #: before it, no "/" or letter right after it) and not a Hugo shortcode (``{{<``, ``{{%``).
-_VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=\w])\{\{(?![<%])[^}]*\}\}(?![/\w])")
+_VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=`\w])\{\{(?![<%])[^}]*\}\}(?![/\w`])")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)

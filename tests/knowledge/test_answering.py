@@ -173,3 +173,8 @@ def test_a_quote_from_the_middle_of_numbered_steps_starts_at_step_one():
             "3. Enter the gateway address vpn.example.\n4. Sign in with your account.")
     quoted = evidence_quote(text, split_units(text), 3, 450)  # the evidence is step 3
     assert quoted.splitlines()[:2] == ["To connect:", "1. Download the client from the portal."]
+
+
+def test_a_template_tag_quoted_in_inline_code_is_text_not_a_hole():
+    text = strip_template_tags("The old site used `{{site.baseurl}}` in links. Email {{ site.email }} today.")
+    assert text == "The old site used `` in links."
