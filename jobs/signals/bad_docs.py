@@ -196,8 +196,7 @@ def _evidence(conn, doc_id: str, docs: dict[str, dict], topic_rows: list[dict], 
     """
     params = {"doc": doc_id, "since": since, "until": until, "limit": bd.evidence_samples}
     answers = rows(conn, _EVIDENCE_SQL, params)
-    has_reason = any(r[1] == "reason" for r in conn.execute("PRAGMA table_info(votes)").fetchall())
-    reasons = {r["reason"]: r["n"] for r in rows(conn, _REASONS_SQL, params)} if has_reason else {}
+    reasons = {r["reason"]: r["n"] for r in rows(conn, _REASONS_SQL, params)}  # votes.reason: migration 5
     related = _related(doc_id, docs, topic_rows, bd) or [
         {"doc_id": r["doc_id"], "title": docs.get(r["doc_id"], {}).get("title", r["doc_id"]), "citations": r["n"]}
         for r in rows(conn, _COCITED_SQL, params) if _judged(r["doc_id"], docs)
