@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import sqlite_utils
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
+from feedback import schema
 from feedback._time import utc_iso
+from feedback.db import first, rows, scalar, time_bounds
 from feedback.errors import DuplicateAnswer, InvalidRecord, UnknownAnswer
 
 #: Where a question came from; the only values `source` accepts.
@@ -97,29 +99,36 @@ def build_answer_row(
     }
 
 
-def insert_answer(db: sqlite_utils.Database, row: dict[str, Any]) -> None:
-    """Inserts an answer row and its citation rows (rank 1, 2, ... in citation order).
+def insert_answer(conn: Connection, row: dict[str, Any]) -> None:
+    """Inserts an answer row, its citation rows (rank 1, 2, ... in citation order) and its passage rows
+    (``answer_passages``, rank 0 = best retrieved).
 
     A doc id cited twice gets one citation row, at its first rank.
 
     Raises:
         DuplicateAnswer: an answer with ``row["answer_id"]`` already exists.
     """
-    columns = ", ".join(row)
-    placeholders = ", ".join("?" for _ in row)
+    answer_id = row["answer_id"]
+    if scalar(conn, "SELECT 1 FROM answers WHERE answer_id = :answer_id", answer_id=answer_id):
+        raise DuplicateAnswer(answer_id)
     try:
-        db.execute(f"INSERT INTO answers ({columns}) VALUES ({placeholders})", list(row.values()))
-    except sqlite3.IntegrityError as error:
-        raise DuplicateAnswer(row["answer_id"]) from error
+        conn.execute(schema.answers.insert(), row)
+    except sa.exc.IntegrityError as error:  # a concurrent insert of the same id (another replica)
+        raise DuplicateAnswer(answer_id) from error
     cited = list(dict.fromkeys(json.loads(row["cited_doc_ids"])))  # order-preserving dedupe
-    for rank, doc_id in enumerate(cited, start=1):
-        db.execute(
-            "INSERT INTO citations (answer_id, doc_id, rank) VALUES (?, ?, ?)",
-            (row["answer_id"], doc_id, rank),
-        )
+    if cited:
+        conn.execute(schema.citations.insert(), [
+            {"answer_id": answer_id, "doc_id": doc_id, "rank": rank} for rank, doc_id in enumerate(cited, start=1)
+        ])
+    passages = json.loads(row["retrieved"])
+    if passages:
+        conn.execute(schema.answer_passages.insert(), [
+            {"answer_id": answer_id, "rank": rank, "doc_id": p["doc_id"], "chunk_id": p["chunk_id"],
+             "score": float(p["score"])} for rank, p in enumerate(passages)
+        ])
 
 
-def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | None:
+def fetch_answer(conn: Connection, answer_id: str) -> dict[str, Any] | None:
     """Reads one answer row back, decoded.
 
     Returns:
@@ -129,10 +138,9 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
         ``follow_up_of`` (str or None), ``created_at`` as ISO-8601 UTC text, and ``redacted_at`` (ISO text
         when the retention policy removed the question, which then reads "[removed]"; else None).
     """
-    rows = list(db.query("SELECT * FROM answers WHERE answer_id = ?", [answer_id]))
-    if not rows:
+    row = first(conn, "SELECT * FROM answers WHERE answer_id = :answer_id", answer_id=answer_id)
+    if row is None:
         return None
-    row = rows[0]
     for column in JSON_COLUMNS:
         if row[column] is not None:
             row[column] = json.loads(row[column])
@@ -141,7 +149,7 @@ def fetch_answer(db: sqlite_utils.Database, answer_id: str) -> dict[str, Any] | 
     return row
 
 
-def fetch_thread(db: sqlite_utils.Database, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+def fetch_thread(conn: Connection, channel: str, thread_ts: str) -> list[dict[str, Any]]:
     """The answers posted in one Slack thread, oldest first (the thread's questions, for follow-ups).
 
     Returns:
@@ -150,16 +158,18 @@ def fetch_thread(db: sqlite_utils.Database, channel: str, thread_ts: str) -> lis
         question the retention policy removed are left out (they give no context). Read through
         ``idx_answers_thread``.
     """
-    found = db.query(
+    found = rows(
+        conn,
         "SELECT answer_id, question, follow_up_of, refused, created_at FROM answers "
-        "WHERE channel = ? AND thread_ts = ? AND redacted_at IS NULL ORDER BY created_at, rowid",
-        [channel, thread_ts],
+        "WHERE channel = :channel AND thread_ts = :thread_ts AND redacted_at IS NULL "
+        "ORDER BY created_at, answer_id",
+        channel=channel, thread_ts=thread_ts,
     )
     return [{**row, "refused": bool(row["refused"])} for row in found]
 
 
 def count_hallucinations(
-    db: sqlite_utils.Database, *, by: str = "doc", since: str | None = None, until: str | None = None
+    conn: Connection, *, by: str = "doc", since: str | None = None, until: str | None = None
 ) -> dict[str, int]:
     """How many generated answers had a sentence removed by the grounding check (``hallucination_flag``).
 
@@ -167,7 +177,7 @@ def count_hallucinations(
     more than 5). Read through the partial index ``idx_answers_hallucinated``.
 
     Args:
-        db: the database (read only).
+        conn: the database (read only).
         by: ``"doc"`` (an answer counts once for every document it cited) or ``"answer"`` (1 per flagged answer).
         since, until: ISO-8601 UTC text; answers created in ``[since, until)`` (None: no bound).
 
@@ -180,24 +190,22 @@ def count_hallucinations(
     if by not in ("doc", "answer"):
         raise ValueError(f"by must be 'doc' or 'answer'; got {by!r}")
     key, join = ("c.doc_id", "JOIN citations c ON c.answer_id = a.answer_id") if by == "doc" else ("a.answer_id", "")
-    found = db.query(
-        f"""
-        SELECT {key} AS subject, COUNT(*) AS n FROM answers a {join}
-        WHERE a.hallucination_flag = 1
-          AND a.created_at >= COALESCE(:since, '') AND (:until IS NULL OR a.created_at < :until)
-        GROUP BY subject
-        """,
-        {"since": since, "until": until},
+    bounds, params = time_bounds("a.created_at", since, until)
+    found = rows(
+        conn,
+        f"SELECT {key} AS subject, COUNT(*) AS n FROM answers a {join} "
+        f"WHERE a.hallucination_flag = 1 AND {bounds} GROUP BY {key}",
+        **params,
     )
     return {row["subject"]: row["n"] for row in found}
 
 
-def answer_exists(db: sqlite_utils.Database, answer_id: str) -> bool:
+def answer_exists(conn: Connection, answer_id: str) -> bool:
     """True when an answer with this id is stored."""
-    return db.execute("SELECT 1 FROM answers WHERE answer_id = ?", [answer_id]).fetchone() is not None
+    return scalar(conn, "SELECT 1 FROM answers WHERE answer_id = :answer_id", answer_id=answer_id) is not None
 
 
-def check_reaction(db: sqlite_utils.Database, answer_id: str, user_id: str, at: datetime | None, *,
+def check_reaction(conn: Connection, answer_id: str, user_id: str, at: datetime | None, *,
                    field: str) -> str:
     """Validate a user's reaction (vote, wrong-answer report) to an answer; return ``at`` as UTC ISO 8601.
 
@@ -208,7 +216,7 @@ def check_reaction(db: sqlite_utils.Database, answer_id: str, user_id: str, at: 
     if not user_id:
         raise InvalidRecord("user_id must be a non-empty string")
     moment = utc_iso(at, field=field)
-    if not answer_exists(db, answer_id):
+    if not answer_exists(conn, answer_id):
         raise UnknownAnswer(answer_id)
     return moment
 
@@ -231,24 +239,25 @@ def _to_json(value: Any, field: str) -> str:
         raise InvalidRecord(f"{field} is not JSON-serialisable: {error}") from error
 
 
-def fetch_unanswered(db: sqlite_utils.Database, *, since: str, until: str) -> list[dict[str, Any]]:
+def fetch_unanswered(conn: Connection, *, since: str, until: str) -> list[dict[str, Any]]:
     """The questions answered badly in ``[since, until)``: refused or shown with a low-confidence warning.
 
     The input of the question-based coverage gaps (`jobs.question_gaps`, issue 11 item 2). Read through
     ``idx_answers_created_at``; answers whose question the retention policy removed are left out.
 
     Args:
-        db: the database (read only).
+        conn: the database (read only).
         since, until: ISO-8601 UTC text.
 
     Returns:
         Dicts ``{"answer_id", "question", "user_id" (str or None), "language", "refused" (bool),
         "low_confidence" (bool), "top_score" (float in [0, 1]), "created_at" (ISO text)}``, oldest first.
     """
-    found = db.query(
+    found = rows(
+        conn,
         "SELECT answer_id, question, user_id, language, refused, low_confidence, top_score, created_at "
-        "FROM answers WHERE created_at >= ? AND created_at < ? AND (refused = 1 OR low_confidence = 1) "
+        "FROM answers WHERE created_at >= :since AND created_at < :until AND (refused = 1 OR low_confidence = 1) "
         "AND redacted_at IS NULL ORDER BY created_at, answer_id",
-        [since, until],
+        since=since, until=until,
     )
     return [{**row, "refused": bool(row["refused"]), "low_confidence": bool(row["low_confidence"])} for row in found]

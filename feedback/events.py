@@ -1,25 +1,26 @@
 """Idempotency keys for incoming Slack events.
 
 Slack re-delivers an event when the ack takes longer than 3 s (``X-Slack-Retry-Num``; bolt-python#868).
-The bot claims the event id here before any side effect: the INSERT OR IGNORE on the `slack_events`
-primary key is atomic, so exactly one delivery gets True even when retries race each other.
+The bot claims the event id here before any side effect: the INSERT on the `slack_events`
+primary key (``ON CONFLICT DO NOTHING``, on SQLite and PostgreSQL alike) is atomic, so exactly one delivery gets True even when retries race each other.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-import sqlite_utils
+from sqlalchemy.engine import Connection
 
 from feedback._time import utc_iso
+from feedback.db import run
 from feedback.errors import InvalidRecord
 
 
-def insert_event_key(db: sqlite_utils.Database, key: str, seen_at: datetime | None = None) -> bool:
+def insert_event_key(conn: Connection, key: str, seen_at: datetime | None = None) -> bool:
     """Records an event key unless it is already stored.
 
     Args:
-        db: the open database (autocommit or inside a transaction; the statement is atomic either way).
+        conn: the open database (inside a transaction; the statement is atomic either way).
         key: Slack ``event_id`` (``"Ev…"``), or another key such as ``"{channel}:{ts}"`` to dedupe an
             ``app_mention`` and a ``message`` event for the same post.
         seen_at: aware datetime; None means now.
@@ -32,18 +33,18 @@ def insert_event_key(db: sqlite_utils.Database, key: str, seen_at: datetime | No
     """
     if not key:
         raise InvalidRecord("event key must be a non-empty string")
-    cursor = db.execute(
-        "INSERT OR IGNORE INTO slack_events (key, seen_at) VALUES (?, ?)",
-        [key, utc_iso(seen_at, field="seen_at")],
-    )
-    return cursor.rowcount == 1
+    return run(
+        conn,
+        "INSERT INTO slack_events (key, seen_at) VALUES (:key, :seen_at) ON CONFLICT (key) DO NOTHING",
+        key=key, seen_at=utc_iso(seen_at, field="seen_at"),
+    ).rowcount == 1
 
 
-def delete_event_keys(db: sqlite_utils.Database, older_than: datetime) -> int:
+def delete_event_keys(conn: Connection, older_than: datetime) -> int:
     """Deletes event keys first seen before `older_than`; Slack stops retrying after minutes.
 
     Args:
-        db: the open database.
+        conn: the open database.
         older_than: aware datetime; keys with ``seen_at < older_than`` are removed.
 
     Returns:
@@ -52,7 +53,5 @@ def delete_event_keys(db: sqlite_utils.Database, older_than: datetime) -> int:
     Raises:
         InvalidRecord: `older_than` is naive.
     """
-    cursor = db.execute(
-        "DELETE FROM slack_events WHERE seen_at < ?", [utc_iso(older_than, field="older_than")]
-    )
-    return cursor.rowcount
+    return run(conn, "DELETE FROM slack_events WHERE seen_at < :older_than",
+               older_than=utc_iso(older_than, field="older_than")).rowcount

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import sqlite_utils
+from sqlalchemy.engine import Connection
 
 from feedback.answers import check_reaction
+from feedback.db import run
 
 #: Longest reason kept, in characters; longer text is cut (it is shown in digests, not parsed).
 MAX_REASON_CHARS = 2000
 
 
 def insert_flag(
-    db: sqlite_utils.Database, answer_id: str, user_id: str, reason: str, created_at: datetime | None
+    conn: Connection, answer_id: str, user_id: str, reason: str, created_at: datetime | None
 ) -> bool:
     """Stores one user's wrong-answer report on one answer, unless that user already reported it.
 
     Args:
-        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction (`feedback.store.FeedbackStore.transaction`).
         answer_id: id of a recorded answer.
         user_id: Slack user id (``"U…"``) or another stable reporter id; non-empty.
         reason: free text, may be empty; cut to MAX_REASON_CHARS characters.
@@ -35,9 +36,10 @@ def insert_flag(
         InvalidRecord: empty `user_id` or naive `created_at`.
         UnknownAnswer: no answer with `answer_id` was recorded.
     """
-    moment = check_reaction(db, answer_id, user_id, created_at, field="created_at")
-    cursor = db.execute(
-        "INSERT OR IGNORE INTO flags (answer_id, user_id, reason, created_at) VALUES (?, ?, ?, ?)",
-        [answer_id, user_id, (reason or "")[:MAX_REASON_CHARS], moment],
-    )
-    return cursor.rowcount == 1
+    moment = check_reaction(conn, answer_id, user_id, created_at, field="created_at")
+    return run(
+        conn,
+        "INSERT INTO flags (answer_id, user_id, reason, created_at) VALUES (:answer_id, :user_id, :reason, :at) "
+        "ON CONFLICT (answer_id, user_id) DO NOTHING",
+        answer_id=answer_id, user_id=user_id, reason=(reason or "")[:MAX_REASON_CHARS], at=moment,
+    ).rowcount == 1

@@ -9,9 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import sqlite_utils
+from sqlalchemy.engine import Connection
 
+from feedback import schema
 from feedback._time import utc_iso
+from feedback.db import rows
 from feedback.errors import InvalidRecord
 
 #: Columns of a gap-score row, in table order.
@@ -19,13 +21,13 @@ COLUMNS = ("run_id", "query", "score", "expected", "top_doc_id", "generation", "
 
 
 def insert_gap_scores(
-    db: sqlite_utils.Database, run_id: str, scores: list[dict[str, Any]], generation: str,
+    conn: Connection, run_id: str, scores: list[dict[str, Any]], generation: str,
     measured_at: datetime | None,
 ) -> int:
     """Stores one run of gap queries.
 
     Args:
-        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction (`feedback.store.FeedbackStore.transaction`).
         run_id: the run's id (e.g. ``uuid4().hex``); unique per run.
         scores: dicts with ``query`` (non-empty str), ``score`` and ``expected`` (floats in [0, 1]) and
             optionally ``top_doc_id`` (str).
@@ -41,7 +43,7 @@ def insert_gap_scores(
     if not run_id:
         raise InvalidRecord("run_id must be a non-empty string")
     moment = utc_iso(measured_at, field="measured_at")
-    rows, seen = [], set()
+    records, seen = [], set()
     for item in scores:
         query = str(item.get("query") or "")
         if not query or query in seen:
@@ -50,32 +52,36 @@ def insert_gap_scores(
         values = [float(item["score"]), float(item["expected"])]
         if not all(0.0 <= v <= 1.0 for v in values):
             raise InvalidRecord(f"gap score and expected must be in [0, 1], got {values} for {query!r}")
-        rows.append((run_id, query, *values, str(item.get("top_doc_id") or ""), generation, moment))
-    db.conn.executemany(f"INSERT INTO gap_scores ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    return len(rows)
+        records.append(dict(zip(COLUMNS, (run_id, query, *values, str(item.get("top_doc_id") or ""),
+                                          generation, moment))))
+    if records:
+        conn.execute(schema.gap_scores.insert(), records)
+    return len(records)
 
 
-def fetch_last_scores(db: sqlite_utils.Database, before: datetime | None = None) -> dict[str, dict[str, Any]]:
+def fetch_last_scores(conn: Connection, before: datetime | None = None) -> dict[str, dict[str, Any]]:
     """Each query's most recent score, optionally only among runs measured before ``before``.
 
     Returns:
         query → row dict (the COLUMNS); {} when nothing was stored.
     """
-    where, params = "", []
+    where, params = "", {}
     if before is not None:
-        where, params = "WHERE measured_at < ?", [utc_iso(before, field="before")]
+        where, params = "WHERE measured_at < :before", {"before": utc_iso(before, field="before")}
     sql = f"""
         SELECT {', '.join(COLUMNS)} FROM (
             SELECT *, ROW_NUMBER() OVER (PARTITION BY query ORDER BY measured_at DESC, run_id DESC) AS n
             FROM gap_scores {where}
-        ) WHERE n = 1
+        ) AS ranked WHERE n = 1
     """
-    return {row["query"]: row for row in db.query(sql, params)}
+    return {row["query"]: row for row in rows(conn, sql, **params)}
 
 
-def fetch_history(db: sqlite_utils.Database, query: str, limit: int = 50) -> list[dict[str, Any]]:
+def fetch_history(conn: Connection, query: str, limit: int = 50) -> list[dict[str, Any]]:
     """The latest ``limit`` scores of one query, newest first."""
-    return list(db.query(
-        f"SELECT {', '.join(COLUMNS)} FROM gap_scores WHERE query = ? ORDER BY measured_at DESC, run_id DESC LIMIT ?",
-        [query, limit],
-    ))
+    return rows(
+        conn,
+        f"SELECT {', '.join(COLUMNS)} FROM gap_scores WHERE query = :query "
+        "ORDER BY measured_at DESC, run_id DESC LIMIT :limit",
+        query=query, limit=limit,
+    )

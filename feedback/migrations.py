@@ -14,10 +14,21 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 import sqlite_utils
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
 
+from feedback import schema
 from feedback._time import utc_iso
+from feedback.db import is_postgres
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+SQLITE = sqlite_dialect.dialect()
 
 Migration = Callable[[sqlite_utils.Database], None]
 
@@ -342,7 +353,22 @@ def _hallucination_index(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_answers_hallucinated ON answers (created_at) WHERE hallucination_flag = 1")
 
 
-#: Applied in order; version N means MIGRATIONS[:N] have run. Append only.
+def _quarantine_leases_and_portable_passages(db: sqlite_utils.Database) -> None:
+    """Issue 13: the tables PostgreSQL needs to share with SQLite, from the one schema (`feedback.schema`).
+
+    ``quarantine`` was created on first use by older jobs (hence "if not exists"); ``job_leases`` lets one
+    replica run each scheduled job slot. The ``answers_passages`` trigger parsed JSON in SQL, which only
+    SQLite can; `feedback.answers.insert_answer` now writes the passage rows itself, in the same transaction.
+    """
+    for table in (schema.quarantine, schema.job_leases):
+        db.execute(str(CreateTable(table, if_not_exists=True).compile(dialect=SQLITE)))
+        for index in table.indexes:
+            db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
+    db.execute("DROP TRIGGER IF EXISTS answers_passages")
+
+
+#: Applied in order; version N means MIGRATIONS[:N] have run. Append only. A new store (SQLite or
+#: PostgreSQL) is created from `feedback.schema` at the newest version instead (`create_current`).
 MIGRATIONS: list[Migration] = [
     _create_core_tables,
     _create_alerting_tables,
@@ -351,6 +377,7 @@ MIGRATIONS: list[Migration] = [
     _answer_grounding_threads_and_vote_reasons,
     _retention,
     _hallucination_index,
+    _quarantine_leases_and_portable_passages,
 ]
 
 
@@ -413,3 +440,37 @@ def _ensure_log_table(db: sqlite_utils.Database) -> None:
         )
         """
     )
+
+
+#: Key of the PostgreSQL advisory lock held while a store is created or migrated, so replicas starting
+#: together on an empty database create it once (an arbitrary constant: "minerva" in ASCII).
+SCHEMA_LOCK_KEY = 0x6D696E65727661
+
+
+def current_version(conn: Connection) -> int:
+    """The schema version of the store behind ``conn``: 0 when it holds no Minerva tables yet.
+
+    SQLite keeps it in ``PRAGMA user_version`` (files made by older Minervas have no other record);
+    PostgreSQL in the highest ``schema_migrations`` row.
+    """
+    if not is_postgres(conn):
+        return int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        return 0
+    return int(conn.execute(sa.text("SELECT coalesce(max(version), 0) FROM schema_migrations")).scalar())
+
+
+def create_current(conn: Connection) -> None:
+    """Creates every table of `feedback.schema` in an empty store and stamps it with the newest version.
+
+    Runs inside the caller's write transaction (DDL is transactional on both databases), so a crash
+    leaves an empty store, never a half-made one. On PostgreSQL the caller holds `SCHEMA_LOCK_KEY`.
+    """
+    schema.METADATA.create_all(conn)
+    applied_at = utc_iso(None, field="applied_at")
+    conn.execute(schema.schema_migrations.insert(), [
+        {"version": number, "name": migration.__name__, "applied_at": applied_at}
+        for number, migration in enumerate(MIGRATIONS, start=1)
+    ])
+    if not is_postgres(conn):
+        conn.exec_driver_sql(f"PRAGMA user_version = {len(MIGRATIONS):d}")

@@ -24,7 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import sqlalchemy as sa
 import sqlite_utils
+from sqlalchemy.engine import Connection, Engine
 
 from feedback.answers import (
     build_answer_row,
@@ -39,23 +41,29 @@ from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
 from feedback.flags import insert_flag
 from feedback.gap_scores import fetch_history, fetch_last_scores, insert_gap_scores
-from feedback.migrations import MIGRATIONS, apply_migrations, schema_version
+from feedback.db import (
+    BUSY_TIMEOUT_MS,
+    SQLITE_PRAGMAS,
+    begin_read,
+    begin_write,
+    create_engine,
+    is_postgres,
+    is_url,
+    redact,
+)
+from feedback.migrations import (
+    MIGRATIONS,
+    SCHEMA_LOCK_KEY,
+    apply_migrations,
+    create_current,
+    current_version,
+    schema_version,
+)
 from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
 from feedback.votes import VoteResult, count_reasons, fetch_votes, set_vote_reason, upsert_vote
 
-#: Milliseconds a statement waits for another writer's lock before failing. 10 s: monitoring.md,
-#: "SQLite as the event store" (>= 10 s; with BEGIN IMMEDIATE, 4 writer processes saw 0 lock errors).
-BUSY_TIMEOUT_MS = 10_000
-
-#: Applied to every connection, in this order (busy_timeout first, so switching to WAL waits for locks).
-#: synchronous=NORMAL is durable across application crashes in WAL mode and ~15x faster per commit than
-#: FULL (monitoring.md); only an OS crash or power loss can drop the last commits.
-CONNECTION_PRAGMAS = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = NORMAL",
-    "PRAGMA foreign_keys = ON",
-)
+#: Kept under their old names for callers of this module.
+CONNECTION_PRAGMAS = SQLITE_PRAGMAS
 
 
 class FeedbackStore:
@@ -75,53 +83,78 @@ class FeedbackStore:
             store's lock: use it from one thread only, or open a separate store for the job.
     """
 
-    def __init__(self, path: Path, db: sqlite_utils.Database) -> None:
-        self.path = path
+    def __init__(self, target: str | Path, engine: Engine, db: sqlite_utils.Database | None) -> None:
+        self.target = target
+        self.path = None if is_url(target) else Path(target)
+        self.engine = engine
         self.db = db
         self._lock = threading.Lock()
         self._closed = False
 
     @classmethod
-    def open(cls, path: str | Path) -> FeedbackStore:
-        """Opens (creating if needed) the SQLite file at `path` and migrates it to the current schema.
+    def open(cls, target: str | Path) -> FeedbackStore:
+        """Opens (creating if needed) the store at ``target`` and migrates it to the current schema.
 
-        Idempotent: opening an up-to-date file runs no migration.
+        Idempotent: opening an up-to-date store runs no migration. A new store is created from
+        `feedback.schema`; an older SQLite file runs its pending migrations (`feedback.migrations`).
 
         Args:
-            path: the database file; missing parent directories are created.
+            target: a SQLite file path (missing parent directories are created) or a database URL,
+                ``sqlite:///…`` or ``postgresql://user:pass@host/db`` (`feedback.db.create_engine`).
 
         Returns:
             An open store; call `close` when done (or use it as a context manager).
 
         Raises:
-            SchemaTooNew: the file was migrated by a newer version of Minerva.
-            StoreUnavailable: the directory or file cannot be created/opened, the file is not a SQLite
+            SchemaTooNew: the store was migrated by a newer version of Minerva.
+            StoreUnavailable: the file or server cannot be reached or created, the file is not a SQLite
                 database, or it stayed locked longer than BUSY_TIMEOUT_MS.
         """
-        path = Path(path)
+        shown = redact(target)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: the driver opens no implicit transactions; we issue BEGIN IMMEDIATE.
-            conn = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-        except (OSError, sqlite3.Error) as error:
-            raise StoreUnavailable(f"cannot open feedback database {path}: {error}") from error
+            engine = create_engine(target)
+        except (OSError, ValueError, sa.exc.ArgumentError) as error:
+            raise StoreUnavailable(f"cannot open feedback database {shown}: {error}") from error
         try:
-            for pragma in CONNECTION_PRAGMAS:
-                conn.execute(pragma)
-            db = sqlite_utils.Database(conn)
-            found = schema_version(db)
-            if found > len(MIGRATIONS):
-                raise SchemaTooNew(str(path), found, len(MIGRATIONS))
-            apply_migrations(db)
+            db = None if is_postgres(engine) else _open_sqlite(Path(engine.url.database))
+            _prepare(engine, shown)
+            if db is not None:
+                apply_migrations(db)  # SQLite files made by older Minervas
         except FeedbackError:
-            conn.close()
+            engine.dispose()
             raise
-        except sqlite3.Error as error:
-            conn.close()
-            raise StoreUnavailable(f"cannot open feedback database {path}: {error}") from error
-        return cls(path, db)
+        except (sqlite3.Error, sa.exc.SQLAlchemyError) as error:
+            engine.dispose()
+            raise StoreUnavailable(f"cannot open feedback database {shown}: {_reason(error)}") from error
+        return cls(target, engine, db)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction for the store's query modules: committed on exit, rolled back on error.
+
+        SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a read-then-write cannot fail
+        half-way; PostgreSQL runs at READ COMMITTED (`feedback.db.begin_write`). Not re-entrant.
+
+        Yields:
+            A SQLAlchemy Connection, valid only inside the block; query it with `feedback.db.rows` etc.
+
+        Raises:
+            StoreUnavailable: the database failed (the transaction was rolled back) or the store is closed.
+        """
+        with self._translating_errors(), begin_write(self.engine) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read transaction over one consistent snapshot of the store (SELECTs only).
+
+        Jobs aggregate over it for seconds without blocking the bot's writers (SQLite WAL, PostgreSQL MVCC).
+
+        Raises:
+            StoreUnavailable: the database failed or the store is closed.
+        """
+        with self._translating_errors(), begin_read(self.engine) as conn:
+            yield conn
 
     def record_answer(
         self,
@@ -182,8 +215,8 @@ class FeedbackStore:
             low_confidence=low_confidence, source=source, visibility=visibility, created_at=created_at,
             hallucination_flag=hallucination_flag, generated=generated, follow_up_of=follow_up_of,
         )
-        with self._write():
-            insert_answer(self.db, row)
+        with self.transaction() as conn:
+            insert_answer(conn, row)
 
     def thread_answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         """The answers the bot posted in one Slack thread, oldest first; [] for a thread it never answered.
@@ -194,8 +227,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._read():
-            return fetch_thread(self.db, channel, thread_ts)
+        with self.snapshot() as conn:
+            return fetch_thread(conn, channel, thread_ts)
 
     def get_answer(self, answer_id: str) -> dict[str, Any] | None:
         """Returns the stored answer, JSON columns decoded, or None (see `feedback.answers.fetch_answer`).
@@ -203,8 +236,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._read():
-            return fetch_answer(self.db, answer_id)
+        with self.snapshot() as conn:
+            return fetch_answer(conn, answer_id)
 
     def unanswered_questions(self, *, since: datetime, until: datetime) -> list[dict[str, Any]]:
         """Questions refused or answered with low confidence in ``[since, until)``, oldest first.
@@ -217,8 +250,8 @@ class FeedbackStore:
             StoreUnavailable: SQLite failed.
         """
         bounds = utc_iso(since, field="since"), utc_iso(until, field="until")
-        with self._read():
-            return fetch_unanswered(self.db, since=bounds[0], until=bounds[1])
+        with self.snapshot() as conn:
+            return fetch_unanswered(conn, since=bounds[0], until=bounds[1])
 
     def record_vote(
         self, answer_id: str, user_id: str, value: str, voted_at: datetime | None = None
@@ -239,8 +272,8 @@ class FeedbackStore:
             UnknownAnswer: no answer with `answer_id` was recorded.
             StoreUnavailable: SQLite failed; the vote was not stored.
         """
-        with self._write():
-            return upsert_vote(self.db, answer_id, user_id, value, voted_at)
+        with self.transaction() as conn:
+            return upsert_vote(conn, answer_id, user_id, value, voted_at)
 
     def record_vote_reason(
         self, answer_id: str, user_id: str, reason: str, at: datetime | None = None
@@ -261,8 +294,8 @@ class FeedbackStore:
             UnknownAnswer: no answer with `answer_id` was recorded.
             StoreUnavailable: SQLite failed; nothing was stored.
         """
-        with self._write():
-            return set_vote_reason(self.db, answer_id, user_id, reason, at)
+        with self.transaction() as conn:
+            return set_vote_reason(conn, answer_id, user_id, reason, at)
 
     def vote_reasons(
         self, *, by: str = "doc", since: datetime | None = None, until: datetime | None = None
@@ -282,8 +315,8 @@ class FeedbackStore:
             StoreUnavailable: SQLite failed.
         """
         since_iso, until_iso = _optional_bounds(since, until)
-        with self._read():
-            return count_reasons(self.db, by=by, since=since_iso, until=until_iso)
+        with self.snapshot() as conn:
+            return count_reasons(conn, by=by, since=since_iso, until=until_iso)
 
     def hallucination_counts(
         self, *, by: str = "doc", since: datetime | None = None, until: datetime | None = None
@@ -304,8 +337,8 @@ class FeedbackStore:
             StoreUnavailable: SQLite failed.
         """
         since_iso, until_iso = _optional_bounds(since, until)
-        with self._read():
-            return count_hallucinations(self.db, by=by, since=since_iso, until=until_iso)
+        with self.snapshot() as conn:
+            return count_hallucinations(conn, by=by, since=since_iso, until=until_iso)
 
     def votes_for(self, answer_id: str) -> list[dict[str, Any]]:
         """Returns the votes on an answer, oldest first (see `feedback.votes.fetch_votes`); [] if none.
@@ -313,8 +346,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._read():
-            return fetch_votes(self.db, answer_id)
+        with self.snapshot() as conn:
+            return fetch_votes(conn, answer_id)
 
     def record_flag(
         self, answer_id: str, user_id: str, reason: str = "", created_at: datetime | None = None
@@ -335,8 +368,8 @@ class FeedbackStore:
             UnknownAnswer: no answer with `answer_id` was recorded.
             StoreUnavailable: SQLite failed; the report was not stored.
         """
-        with self._write():
-            return insert_flag(self.db, answer_id, user_id, reason, created_at)
+        with self.transaction() as conn:
+            return insert_flag(conn, answer_id, user_id, reason, created_at)
 
     def record_gap_scores(
         self, run_id: str, scores: list[dict[str, Any]], *, generation: str, measured_at: datetime | None = None
@@ -347,8 +380,8 @@ class FeedbackStore:
             InvalidRecord: an empty run id or query, a repeated query, a score outside [0, 1], a naive time.
             StoreUnavailable: SQLite failed (e.g. the run id was already stored); nothing is written.
         """
-        with self._write():
-            return insert_gap_scores(self.db, run_id, scores, generation, measured_at)
+        with self.transaction() as conn:
+            return insert_gap_scores(conn, run_id, scores, generation, measured_at)
 
     def last_gap_scores(self, before: datetime | None = None) -> dict[str, dict[str, Any]]:
         """Each gap query's latest stored score (measured before `before` when given): query → row.
@@ -356,8 +389,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._read():
-            return fetch_last_scores(self.db, before)
+        with self.snapshot() as conn:
+            return fetch_last_scores(conn, before)
 
     def gap_score_history(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
         """The latest `limit` stored scores of one gap query, newest first.
@@ -365,8 +398,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._read():
-            return fetch_history(self.db, query, limit)
+        with self.snapshot() as conn:
+            return fetch_history(conn, query, limit)
 
     def claim_event(self, key: str) -> bool:
         """Claims a Slack event id (or other idempotency key) before acting on it.
@@ -381,8 +414,8 @@ class FeedbackStore:
             InvalidRecord: `key` is empty.
             StoreUnavailable: SQLite failed; the key was not claimed.
         """
-        with self._write():
-            return insert_event_key(self.db, key)
+        with self.transaction() as conn:
+            return insert_event_key(conn, key)
 
     def claim_events(self, keys: list[str]) -> bool:
         """Claims several keys of one event at once (e.g. its event id and its channel+ts) in one transaction.
@@ -396,8 +429,8 @@ class FeedbackStore:
             InvalidRecord: a key is empty.
             StoreUnavailable: SQLite failed; nothing was claimed.
         """
-        with self._write():
-            return all([insert_event_key(self.db, key) for key in keys])
+        with self.transaction() as conn:
+            return all([insert_event_key(conn, key) for key in keys])
 
     def prune_events(self, older_than: datetime) -> int:
         """Forgets event keys first seen before `older_than` (aware datetime); returns how many (>= 0).
@@ -406,8 +439,8 @@ class FeedbackStore:
             InvalidRecord: `older_than` is naive.
             StoreUnavailable: SQLite failed.
         """
-        with self._write():
-            return delete_event_keys(self.db, older_than)
+        with self.transaction() as conn:
+            return delete_event_keys(conn, older_than)
 
     def apply_retention(
         self, *, questions_days: int, user_ids_days: int, user_ids: str = "hash", now: datetime | None = None
@@ -471,11 +504,13 @@ class FeedbackStore:
             return user_rows(self.db, user_id)
 
     def close(self) -> None:
-        """Closes the connection; later calls raise StoreUnavailable. Calling it twice is harmless."""
+        """Closes the connections; later calls raise StoreUnavailable. Calling it twice is harmless."""
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self.db.close()
+                if self.db is not None:
+                    self.db.close()
+                self.engine.dispose()
 
     def __enter__(self) -> FeedbackStore:
         return self
@@ -486,7 +521,7 @@ class FeedbackStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"FeedbackStore({str(self.path)!r})"
+        return f"FeedbackStore({redact(self.target)!r})"
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite_utils.Database]:
@@ -558,11 +593,46 @@ class FeedbackStore:
     @contextlib.contextmanager
     def _translating_errors(self) -> Iterator[None]:
         if self._closed:
-            raise StoreUnavailable(f"feedback store {self.path} is closed")
+            raise StoreUnavailable(f"feedback store {redact(self.target)} is closed")
         try:
             yield
-        except sqlite3.Error as error:
-            raise StoreUnavailable(f"feedback database {self.path}: {error}") from error
+        except (sqlite3.Error, sa.exc.DBAPIError) as error:
+            raise StoreUnavailable(f"feedback database {redact(self.target)}: {_reason(error)}") from error
+
+
+def _open_sqlite(path: Path) -> sqlite_utils.Database:
+    """The legacy sqlite-utils connection: older files' migrations and SQLite-only conveniences."""
+    # isolation_level=None: the driver opens no implicit transactions; we issue BEGIN IMMEDIATE.
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
+    try:
+        for pragma in SQLITE_PRAGMAS:
+            conn.execute(pragma)
+        db = sqlite_utils.Database(conn)
+        if schema_version(db) > len(MIGRATIONS):
+            raise SchemaTooNew(str(path), schema_version(db), len(MIGRATIONS))
+    except BaseException:
+        conn.close()
+        raise
+    return db
+
+
+def _prepare(engine: Engine, shown: str) -> None:
+    """Creates an empty store from `feedback.schema`; refuses one made by a newer Minerva."""
+    with begin_write(engine) as conn:
+        if is_postgres(conn):
+            # Replicas starting together on an empty database: one creates it, the others wait here.
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+        found = current_version(conn)
+        if found > len(MIGRATIONS):
+            raise SchemaTooNew(shown, found, len(MIGRATIONS))
+        if found == 0:
+            create_current(conn)
+
+
+def _reason(error: BaseException) -> str:
+    """The driver's own message of a (wrapped) database error, without SQLAlchemy's SQL dump."""
+    return str(getattr(error, "orig", None) or error).strip().splitlines()[0]
 
 
 def _optional_bounds(since: datetime | None, until: datetime | None) -> tuple[str | None, str | None]:

@@ -3,9 +3,10 @@
 A 👎 may carry a reason (`VOTE_REASONS`, picked privately after the vote; issue 9): it is a column of the
 same row, so changing the reason keeps one row, and turning the vote into a 👍 clears it.
 
-`upsert_vote` reads the current vote and then writes, so it must run inside a ``BEGIN IMMEDIATE``
-transaction (the store does this): with a deferred BEGIN, two processes can both read "no vote" and
-one of them fails with "database is locked" when upgrading to a write lock.
+`upsert_vote` inserts with ``ON CONFLICT DO NOTHING`` and, when the user has voted before, reads the row
+locked and updates it, inside the store's write transaction: on SQLite ``BEGIN IMMEDIATE`` serialises the
+writers; on PostgreSQL the conflict clause and ``FOR UPDATE`` do, so concurrent clicks on different
+replicas lose no vote.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import sqlite_utils
+from sqlalchemy.engine import Connection
 
 from feedback.answers import check_reaction
+from feedback.db import is_postgres, rows, run, time_bounds
 from feedback.errors import InvalidRecord
 
 #: The only values a vote may take (👍 / 👎); also enforced by a CHECK constraint on `votes.value`.
@@ -44,12 +46,12 @@ class VoteResult:
 
 
 def upsert_vote(
-    db: sqlite_utils.Database, answer_id: str, user_id: str, value: str, voted_at: datetime | None
+    conn: Connection, answer_id: str, user_id: str, value: str, voted_at: datetime | None
 ) -> VoteResult:
     """Stores one user's vote on one answer.
 
     Args:
-        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction (`feedback.store.FeedbackStore.transaction`).
         answer_id: id of a recorded answer.
         user_id: Slack user id (``"U…"``) or another stable voter id; non-empty.
         value: ``"up"`` or ``"down"``.
@@ -66,24 +68,22 @@ def upsert_vote(
     """
     if value not in VOTE_VALUES:
         raise InvalidRecord(f"vote value must be one of {', '.join(VOTE_VALUES)}; got {value!r}")
-    moment = check_reaction(db, answer_id, user_id, voted_at, field="voted_at")
-    current = _current_vote(db, answer_id, user_id)
-    if current is None:
-        _insert_vote(db, answer_id, user_id, value, None, moment)
+    moment = check_reaction(conn, answer_id, user_id, voted_at, field="voted_at")
+    if _insert_vote(conn, answer_id, user_id, value, None, moment):
         return VoteResult(changed=True, previous=None, value=value)
+    current = _current_vote(conn, answer_id, user_id)
     previous, reason = current
     if previous == value:
         return VoteResult(changed=False, previous=previous, value=value, reason=reason)
     # A 👍 has no reason; a 👎 after a 👍 starts without one.
-    db.execute(
-        "UPDATE votes SET value = ?, reason = NULL, updated_at = ? WHERE answer_id = ? AND user_id = ?",
-        [value, moment, answer_id, user_id],
-    )
+    run(conn, "UPDATE votes SET value = :value, reason = NULL, updated_at = :at "
+              "WHERE answer_id = :answer_id AND user_id = :user_id",
+        value=value, at=moment, answer_id=answer_id, user_id=user_id)
     return VoteResult(changed=True, previous=previous, value=value)
 
 
 def set_vote_reason(
-    db: sqlite_utils.Database, answer_id: str, user_id: str, reason: str, at: datetime | None
+    conn: Connection, answer_id: str, user_id: str, reason: str, at: datetime | None
 ) -> VoteResult:
     """Stores why a user voted 👎 on an answer, in that user's one vote row.
 
@@ -91,7 +91,7 @@ def set_vote_reason(
     the private message offered after a 👎, so the user meant 👎 when they clicked it).
 
     Args:
-        db: a database whose connection is inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction (`feedback.store.FeedbackStore.transaction`).
         answer_id: id of a recorded answer.
         user_id: the voter's Slack user id; non-empty.
         reason: one of VOTE_REASONS.
@@ -107,44 +107,50 @@ def set_vote_reason(
     """
     if reason not in VOTE_REASONS:
         raise InvalidRecord(f"vote reason must be one of {', '.join(VOTE_REASONS)}; got {reason!r}")
-    moment = check_reaction(db, answer_id, user_id, at, field="at")
-    current = _current_vote(db, answer_id, user_id)
-    if current is None:
-        _insert_vote(db, answer_id, user_id, "down", reason, moment)
+    moment = check_reaction(conn, answer_id, user_id, at, field="at")
+    if _insert_vote(conn, answer_id, user_id, "down", reason, moment):
         return VoteResult(changed=True, previous=None, value="down", reason=reason)
+    current = _current_vote(conn, answer_id, user_id)
     previous, previous_reason = current
     if (previous, previous_reason) == ("down", reason):
         return VoteResult(changed=False, previous=previous, value="down", reason=reason)
-    db.execute(
-        "UPDATE votes SET value = 'down', reason = ?, updated_at = ? WHERE answer_id = ? AND user_id = ?",
-        [reason, moment, answer_id, user_id],
-    )
+    run(conn, "UPDATE votes SET value = 'down', reason = :reason, updated_at = :at "
+              "WHERE answer_id = :answer_id AND user_id = :user_id",
+        reason=reason, at=moment, answer_id=answer_id, user_id=user_id)
     return VoteResult(changed=True, previous=previous, value="down", reason=reason)
 
 
-def _current_vote(db: sqlite_utils.Database, answer_id: str, user_id: str) -> tuple[str, str | None] | None:
-    """The stored ``(value, reason)`` of one user's vote on one answer; None when that user has not voted."""
-    row = db.execute("SELECT value, reason FROM votes WHERE answer_id = ? AND user_id = ?",
-                     [answer_id, user_id]).fetchone()
-    return None if row is None else (row[0], row[1])
+def _current_vote(conn: Connection, answer_id: str, user_id: str) -> tuple[str, str | None]:
+    """The stored ``(value, reason)`` of one user's existing vote, its row locked until the transaction ends.
+
+    SQLite's BEGIN IMMEDIATE already holds the file's write lock; PostgreSQL needs ``FOR UPDATE`` (the one
+    dialect branch here) so two replicas changing the same vote cannot both read the old value.
+    """
+    lock = " FOR UPDATE" if is_postgres(conn) else ""
+    row = run(conn, "SELECT value, reason FROM votes WHERE answer_id = :answer_id AND user_id = :user_id" + lock,
+              answer_id=answer_id, user_id=user_id).one()
+    return row[0], row[1]
 
 
-def _insert_vote(db: sqlite_utils.Database, answer_id: str, user_id: str, value: str, reason: str | None,
-                 moment: str) -> None:
-    """Insert one user's first vote on one answer; ``moment`` (ISO text) sets both voted_at and updated_at."""
-    db.execute(
-        "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [answer_id, user_id, value, reason, moment, moment],
-    )
+def _insert_vote(conn: Connection, answer_id: str, user_id: str, value: str, reason: str | None,
+                 moment: str) -> bool:
+    """Inserts one user's first vote on one answer (``moment`` sets voted_at and updated_at); False, writing
+    nothing, when the user has voted on it before (also when another replica's insert won the race)."""
+    return run(
+        conn,
+        "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) "
+        "VALUES (:answer_id, :user_id, :value, :reason, :at, :at) ON CONFLICT (answer_id, user_id) DO NOTHING",
+        answer_id=answer_id, user_id=user_id, value=value, reason=reason, at=moment,
+    ).rowcount == 1
 
 
 def count_reasons(
-    db: sqlite_utils.Database, *, by: str = "doc", since: str | None = None, until: str | None = None
+    conn: Connection, *, by: str = "doc", since: str | None = None, until: str | None = None
 ) -> dict[str, dict[str, int]]:
     """How many 👎 gave each reason, per cited document or per answer.
 
     Args:
-        db: the database (read only).
+        conn: the database (read only).
         by: ``"doc"`` (a 👎 counts once for every document its answer cited) or ``"answer"``.
         since, until: ISO-8601 UTC text; only votes on answers created in ``[since, until)`` (None: no bound).
 
@@ -159,15 +165,13 @@ def count_reasons(
         raise ValueError(f"by must be 'doc' or 'answer'; got {by!r}")
     key = "c.doc_id" if by == "doc" else "v.answer_id"
     join = "JOIN citations c ON c.answer_id = v.answer_id" if by == "doc" else ""
-    found = db.query(
-        f"""
-        SELECT {key} AS subject, v.reason AS reason, COUNT(*) AS n
-        FROM votes v JOIN answers a ON a.answer_id = v.answer_id {join}
-        WHERE v.value = 'down' AND v.reason IS NOT NULL
-          AND (:since IS NULL OR a.created_at >= :since) AND (:until IS NULL OR a.created_at < :until)
-        GROUP BY subject, v.reason
-        """,
-        {"since": since, "until": until},
+    bounds, params = time_bounds("a.created_at", since, until)
+    found = rows(
+        conn,
+        f"SELECT {key} AS subject, v.reason AS reason, COUNT(*) AS n "
+        f"FROM votes v JOIN answers a ON a.answer_id = v.answer_id {join} "
+        f"WHERE v.value = 'down' AND v.reason IS NOT NULL AND {bounds} GROUP BY {key}, v.reason",
+        **params,
     )
     counts: dict[str, dict[str, int]] = {}
     for row in found:
@@ -175,17 +179,16 @@ def count_reasons(
     return counts
 
 
-def fetch_votes(db: sqlite_utils.Database, answer_id: str) -> list[dict[str, Any]]:
+def fetch_votes(conn: Connection, answer_id: str) -> list[dict[str, Any]]:
     """Returns the votes on one answer, oldest first.
 
     Returns:
         List of dicts with keys answer_id, user_id, value (``"up"``/``"down"``), reason (one of
         VOTE_REASONS or None), voted_at and updated_at (ISO-8601 UTC text); empty for an unknown answer.
     """
-    return list(
-        db.query(
-            "SELECT answer_id, user_id, value, reason, voted_at, updated_at FROM votes "
-            "WHERE answer_id = ? ORDER BY voted_at, user_id",
-            [answer_id],
-        )
+    return rows(
+        conn,
+        "SELECT answer_id, user_id, value, reason, voted_at, updated_at FROM votes "
+        "WHERE answer_id = :answer_id ORDER BY voted_at, user_id",
+        answer_id=answer_id,
     )

@@ -14,7 +14,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.postgres"]
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -7,7 +7,7 @@ import sqlite3
 import sqlite_utils
 
 from feedback import MIGRATIONS, FeedbackStore
-from feedback.answers import build_answer_row, insert_answer
+from feedback.answers import build_answer_row
 from feedback.migrations import apply_migrations
 
 PASSAGES = [{"chunk_id": "api:errors.md#2", "doc_id": "api:errors.md", "score": 0.81},
@@ -21,7 +21,7 @@ def _row(answer_id: str) -> dict:
         low_confidence=False, source="cli", visibility=None, created_at=None)
 
 
-def test_existing_answers_are_backfilled_and_new_ones_expanded_by_the_trigger(tmp_path) -> None:
+def test_existing_answers_are_backfilled_and_new_ones_written_with_their_passages(tmp_path) -> None:
     path = tmp_path / "old.db"
     names = [m.__name__ for m in MIGRATIONS]
     before = names.index("_create_monitoring_tables")
@@ -29,7 +29,8 @@ def test_existing_answers_are_backfilled_and_new_ones_expanded_by_the_trigger(tm
     db = sqlite_utils.Database(conn)
     apply_migrations(db, MIGRATIONS[:before])
     issue9 = ("hallucination_flag", "generated", "follow_up_of")  # columns of a later migration
-    insert_answer(db, {k: v for k, v in _row("old").items() if k not in issue9})
+    old = {k: v for k, v in _row("old").items() if k not in issue9 + ("redacted_at",)}
+    db.execute(f"INSERT INTO answers ({', '.join(old)}) VALUES ({', '.join('?' * len(old))})", list(old.values()))
     conn.close()
     with FeedbackStore.open(path) as store:
         store.record_answer(answer_id="new", question="q", channel=None, thread_ts=None, user_id=None,

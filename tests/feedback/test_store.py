@@ -14,6 +14,7 @@ import pytest
 import sqlite_utils
 
 import feedback
+from feedback import db
 from feedback import (
     DuplicateAnswer,
     FeedbackError,
@@ -35,9 +36,22 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path):
+def store(store_target):
+    """The store under test, on SQLite and on a real PostgreSQL server (the contract suite)."""
+    with FeedbackStore.open(store_target) as opened:
+        yield opened
+
+
+@pytest.fixture
+def sqlite_store(db_path: Path):
+    """For the SQLite-only checks (pragmas, sqlite-utils views)."""
     with FeedbackStore.open(db_path) as opened:
         yield opened
+
+
+def count(store: FeedbackStore, table: str) -> int:
+    with store.snapshot() as conn:
+        return db.scalar(conn, f"SELECT COUNT(*) FROM {table}")
 
 
 def record(store: FeedbackStore, answer_id: str = "a1", **overrides) -> None:
@@ -84,7 +98,8 @@ def test_open_twice_is_idempotent(db_path: Path) -> None:
         )
 
 
-def test_every_connection_gets_the_pragmas(store: FeedbackStore) -> None:
+def test_every_connection_gets_the_pragmas(sqlite_store: FeedbackStore) -> None:
+    store = sqlite_store
     pragma = lambda name: store.db.execute(f"PRAGMA {name}").fetchone()[0]  # noqa: E731
     assert pragma("journal_mode") == "wal"
     assert pragma("synchronous") == 1  # NORMAL
@@ -92,7 +107,8 @@ def test_every_connection_gets_the_pragmas(store: FeedbackStore) -> None:
     assert pragma("foreign_keys") == 1
 
 
-def test_indexes_exist(store: FeedbackStore) -> None:
+def test_indexes_exist(sqlite_store: FeedbackStore) -> None:
+    store = sqlite_store
     indexed = {
         (table, tuple(index.columns))
         for table in ("answers", "citations", "votes")
@@ -201,12 +217,13 @@ def test_refusal_is_an_answer_row(store: FeedbackStore) -> None:
     record(store, refused=True, cited_doc_ids=[], retrieved=[], top_score=0.0, channel=None)
     row = store.get_answer("a1")
     assert row["refused"] is True and row["cited_doc_ids"] == [] and row["channel"] is None
-    assert store.db["citations"].count == 0
+    assert count(store, "citations") == 0
 
 
 def test_one_citation_row_per_cited_doc(store: FeedbackStore) -> None:
     record(store, cited_doc_ids=["hr:leave.md", "hr:pay.md", "hr:leave.md"])
-    rows = list(store.db.query("SELECT doc_id, rank FROM citations WHERE answer_id = 'a1' ORDER BY rank"))
+    with store.snapshot() as conn:
+        rows = db.rows(conn, "SELECT doc_id, rank FROM citations WHERE answer_id = 'a1' ORDER BY rank")
     assert rows == [{"doc_id": "hr:leave.md", "rank": 1}, {"doc_id": "hr:pay.md", "rank": 2}]
 
 
@@ -220,7 +237,7 @@ def test_duplicate_answer_id_raises_and_writes_nothing(store: FeedbackStore) -> 
     with pytest.raises(DuplicateAnswer):
         record(store, question="another question", cited_doc_ids=["x:y.md"])
     assert store.get_answer("a1")["question"].startswith("How many days")
-    assert store.db["citations"].count == 1
+    assert count(store, "citations") == 1
 
 
 @pytest.mark.parametrize(
@@ -238,7 +255,7 @@ def test_invalid_answer_fields_raise_value_error(store: FeedbackStore, overrides
     with pytest.raises(InvalidRecord) as raised:
         record(store, **overrides)
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, FeedbackError)
-    assert store.db["answers"].count == 0
+    assert count(store, "answers") == 0
 
 
 # --- votes --------------------------------------------------------------------------------------
@@ -287,7 +304,7 @@ def test_vote_on_unknown_answer_raises(store: FeedbackStore) -> None:
         store.record_vote("missing", "U1", "up")
     assert raised.value.answer_id == "missing"
     assert isinstance(raised.value, FeedbackError)
-    assert store.db["votes"].count == 0
+    assert count(store, "votes") == 0
 
 
 @pytest.mark.parametrize("value", ["UP", "thumbsup", "", "neutral"])
@@ -433,25 +450,23 @@ def test_feedback_does_not_import_bot_or_knowledge() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_public_write_commits_and_rolls_back_on_error(store: FeedbackStore) -> None:
-    """`write()` is the transaction the alert layer uses: committed on exit, rolled back on an exception."""
-    with store.write() as db:
-        assert db.conn.in_transaction  # BEGIN IMMEDIATE already ran
-        db.execute("INSERT INTO slack_events (key, seen_at) VALUES (?, ?)", ["kept", T0.isoformat()])
-    with pytest.raises(RuntimeError), store.write() as db:
-        db.execute("INSERT INTO slack_events (key, seen_at) VALUES (?, ?)", ["dropped", T0.isoformat()])
+def test_transaction_commits_and_rolls_back_on_error(store: FeedbackStore) -> None:
+    """`transaction()` is the store's write transaction: committed on exit, rolled back on an exception."""
+    with store.transaction() as conn:
+        db.run(conn, "INSERT INTO slack_events (key, seen_at) VALUES (:key, :at)", key="kept", at=T0.isoformat())
+    with pytest.raises(RuntimeError), store.transaction() as conn:
+        db.run(conn, "INSERT INTO slack_events (key, seen_at) VALUES (:key, :at)", key="dropped", at=T0.isoformat())
         raise RuntimeError("boom")
-    with store.read() as db:
-        keys = [row[0] for row in db.execute("SELECT key FROM slack_events").fetchall()]
+    with store.snapshot() as conn:
+        keys = [row["key"] for row in db.rows(conn, "SELECT key FROM slack_events")]
     assert keys == ["kept"]
 
 
-def test_public_read_and_write_translate_sqlite_errors(db_path: Path) -> None:
-    store = FeedbackStore.open(db_path)
-    with pytest.raises(StoreUnavailable), store.write() as db:
-        db.execute("SELECT * FROM no_such_table")
-    with pytest.raises(StoreUnavailable), store.read() as db:
-        db.execute("SELECT * FROM no_such_table")
+def test_transaction_and_snapshot_translate_database_errors(store: FeedbackStore) -> None:
+    with pytest.raises(StoreUnavailable), store.transaction() as conn:
+        db.run(conn, "SELECT * FROM no_such_table")
+    with pytest.raises(StoreUnavailable), store.snapshot() as conn:
+        db.run(conn, "SELECT * FROM no_such_table")
     store.close()
-    with pytest.raises(StoreUnavailable), store.read():
+    with pytest.raises(StoreUnavailable), store.snapshot():
         pass
