@@ -1,7 +1,8 @@
 """Timestamps as the store writes them: ISO-8601 text in UTC.
 
 One fixed format (microseconds, ``+00:00`` offset) keeps the text sortable, so ``created_at >= ?`` and
-``ORDER BY created_at`` compare correctly as plain strings.
+``ORDER BY created_at`` compare correctly as plain strings. This module is the one place that formats
+(`utc_iso`) and parses (`parse_utc`) it; `jobs` and `bot` use these too.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from datetime import datetime, timezone
 from feedback.errors import InvalidRecord
 
 
-def utc_iso(moment: datetime | None, *, field: str) -> str:
+def utc_iso(moment: datetime | None, *, field: str = "time") -> str:
     """Formats a timezone-aware datetime (or now, when None) as UTC ISO-8601 text.
 
     Args:
@@ -30,3 +31,19 @@ def utc_iso(moment: datetime | None, *, field: str) -> str:
     elif moment.tzinfo is None or moment.utcoffset() is None:
         raise InvalidRecord(f"{field} must be timezone-aware, e.g. datetime.now(timezone.utc)")
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def parse_utc(text: str | None) -> datetime | None:
+    """The inverse of `utc_iso`: stored text → aware datetime (text without an offset is taken as UTC).
+
+    None (a NULL column) stays None.
+    """
+    if text is None:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def utcnow() -> datetime:
+    """The current time, aware, in UTC."""
+    return datetime.now(timezone.utc)
