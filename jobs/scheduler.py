@@ -2,8 +2,11 @@
 
 Practice from notes/monitoring.md ("APScheduler 3.x"):
 
-- one scheduler: a non-blocking file lock ``{home}/scheduler.lock``; a second ``serve`` on the same home
-  runs the bot without jobs and logs why (#160, #766);
+- one scheduler per home: a non-blocking file lock ``{home}/scheduler.lock``; a second ``serve`` on the same
+  home runs the bot without jobs and logs why (#160, #766);
+- one run per slot across replicas (issue 13): replicas with their own homes on one shared store each
+  schedule every job, and a run starts only on the replica that takes the job's lease for the slot
+  (`feedback.leases`, one conditional upsert); interval triggers share one anchor so slots line up;
 - explicit job defaults: ``misfire_grace_time`` 300 s, ``coalesce``, ``max_instances`` 1 (#182);
 - a time zone on every trigger (#667); a MemoryJobStore with stable ids and ``replace_existing`` (#843);
 - started from the app's async start-up, since `AsyncIOScheduler.start` needs a running loop (#994);
@@ -23,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import structlog
@@ -50,12 +53,30 @@ class ScheduledJob:
     next_run: datetime | None
 
 
-def make_trigger(entry: ScheduleEntry, timezone: str):
-    """The APScheduler trigger for ``entry``, in ``timezone`` (an IANA name)."""
-    zone = zoneinfo.ZoneInfo(timezone)
+#: Interval jobs count their periods from this instant on every replica, so replicas started at different
+#: times fire in the same slots (APScheduler's default start is the process start).
+INTERVAL_ANCHOR = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+
+def make_trigger(entry: ScheduleEntry, tz: str):
+    """The APScheduler trigger for ``entry``, in ``tz`` (an IANA name)."""
+    zone = zoneinfo.ZoneInfo(tz)
     if entry.cron:
         return CronTrigger.from_crontab(entry.cron, timezone=zone)
-    return IntervalTrigger(seconds=entry.interval_minutes * 60, timezone=zone)
+    return IntervalTrigger(seconds=entry.interval_minutes * 60, timezone=zone, start_date=INTERVAL_ANCHOR)
+
+
+def slot_of(entry: ScheduleEntry, moment: datetime) -> datetime:
+    """The schedule slot a run fired at ``moment`` belongs to, identical on every replica.
+
+    Cron jobs: ``moment`` floored to the minute (cron's resolution). Interval jobs: the start of the period,
+    counted from `INTERVAL_ANCHOR`. A replica whose clock is a few seconds off still names the same slot,
+    because each fires at its own clock's slot start.
+    """
+    if entry.cron:
+        return moment.replace(second=0, microsecond=0)
+    period = timedelta(minutes=entry.interval_minutes)
+    return INTERVAL_ANCHOR + ((moment - INTERVAL_ANCHOR) // period) * period
 
 
 class MinervaScheduler:
@@ -131,7 +152,21 @@ class MinervaScheduler:
                 for name in self.runner.job_names()]
 
     async def _fire(self, name: str) -> None:
+        now = datetime.now(timezone.utc)  # the wall clock fires the trigger, not the jobs' (replayable) clock
+        slot = slot_of(self.config.schedule.entry(name), now)
+        if not await asyncio.to_thread(self._take_slot, name, slot, now):
+            log.info("scheduler.slot_taken_elsewhere", job=name, slot=slot.isoformat(),
+                     why="another replica runs this slot (job_leases)")
+            return
         await self.runner.run(name, trigger="schedule")
+
+    def _take_slot(self, name: str, slot: datetime, now: datetime) -> bool:
+        """Take the job's lease for ``slot`` in the shared store (`feedback.leases`)."""
+        from feedback import FeedbackStore
+        from feedback.leases import holder_name, take_lease
+
+        with FeedbackStore.open(self.runner.env.store_path) as store, store.transaction() as conn:
+            return take_lease(conn, name, slot, holder=holder_name(), now=now)
 
     def _on_event(self, event: JobEvent) -> None:
         if event.code == EVENT_JOB_ERROR and isinstance(getattr(event, "exception", None), asyncio.CancelledError):
