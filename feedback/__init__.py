@@ -10,6 +10,7 @@ callers pass plain values. Everything public is re-exported here::
         ...
 """
 
+from feedback._time import parse_utc, utc_iso, utcnow
 from feedback.answers import SOURCES
 from feedback.errors import (
     DuplicateAnswer,
@@ -36,4 +37,7 @@ __all__ = [
     "StoreUnavailable",
     "UnknownAnswer",
     "VoteResult",
+    "parse_utc",
+    "utc_iso",
+    "utcnow",
 ]
