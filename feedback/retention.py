@@ -1,7 +1,11 @@
 """Questions are personal data (issue 10 item 6): the retention policy and "forget this person".
 
-Every function here runs on a connection the caller has already put in a ``BEGIN IMMEDIATE`` transaction
-(`feedback.store.FeedbackStore.apply_retention` / `forget_user`); none commits. This module is the one owner
+Every function here runs on a connection the caller has already put in a write transaction
+(`feedback.store.FeedbackStore.transaction`: ``BEGIN IMMEDIATE`` on SQLite, READ COMMITTED on PostgreSQL,
+via `FeedbackStore.apply_retention` / `forget_user`); none commits. The SQL is written once for both
+databases: pseudonyms and random tokens are computed in Python and written by primary key, text is searched
+with ``replace()`` (case-sensitive on both, unlike LIKE on SQLite), and a topic's founding answer is found
+with a window function instead of SQLite's ``rowid``. This module is the one owner
 of the SQL that removes or anonymises personal data; jobs and the CLI call the store.
 
 What is personal: the question text (``answers.question``), the free text of a wrong-answer report
@@ -25,7 +29,10 @@ import json
 import secrets
 from typing import Any
 
-import sqlite_utils
+from sqlalchemy import text as sql_text
+from sqlalchemy.engine import Connection
+
+from feedback.db import rows, run, scalar
 
 #: What a removed question (and a removed topic label) reads as.
 REMOVED = "[removed]"
@@ -44,15 +51,33 @@ MIN_SCRUB_CHARS = 12
 #: How many characters of a question `jobs.signals.bad_docs` quotes in a summary.
 SUMMARY_QUOTE_CHARS = 80
 
+#: Primary key of the tables whose changed rows `forget_user` counts.
+_KEYS = {"alerts": "fingerprint", "silences": "silence_id", "kill_switch": "change_id",
+         "alert_events": "event_id", "review_queue": "item_id"}
+#: Rows with a user id not yet anonymised (``:anon`` is ``ANON_PREFIX + "%"``).
+_FRESH = "user_id IS NOT NULL AND user_id NOT LIKE :anon"
+#: Tables holding a user id whose rows `apply_retention` anonymises: table → (time column, key columns).
+_USER_TABLES = {"answers": ("created_at", ("answer_id",)),
+                "votes": ("voted_at", ("answer_id", "user_id")),
+                "flags": ("created_at", ("answer_id", "user_id"))}
 
-def salt(db: sqlite_utils.Database) -> bytes:
-    """The store's pseudonym salt (32 random bytes made by the migration that added `store_meta`)."""
-    row = db.execute("SELECT value FROM store_meta WHERE key = ?", [SALT_KEY]).fetchone()
-    if row is None:  # a store_meta emptied by hand: make a new salt (old pseudonyms no longer match)
-        value = secrets.token_hex(32)
-        db.execute("INSERT INTO store_meta (key, value) VALUES (?, ?)", [SALT_KEY, value])
-        return bytes.fromhex(value)
-    return bytes.fromhex(row[0])
+
+def salt(conn: Connection) -> bytes:
+    """The store's pseudonym salt: 32 random bytes kept as hex in `store_meta`.
+
+    Made by the SQLite migration that added `store_meta`; a store created from `feedback.schema` (or a
+    ``store_meta`` emptied by hand) gets one on first use. Two replicas making it at once agree: the insert
+    does nothing on conflict and the stored value is read back.
+
+    Args:
+        conn: a connection inside a write transaction.
+    """
+    value = scalar(conn, "SELECT value FROM store_meta WHERE key = :key", key=SALT_KEY)
+    if value is None:  # old pseudonyms no longer match a new salt; nothing to do about that
+        run(conn, "INSERT INTO store_meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO NOTHING",
+            key=SALT_KEY, value=secrets.token_hex(32))
+        value = scalar(conn, "SELECT value FROM store_meta WHERE key = :key", key=SALT_KEY)
+    return bytes.fromhex(value)
 
 
 def pseudonym(user_id: str, key: bytes) -> str:
@@ -64,12 +89,12 @@ def pseudonym(user_id: str, key: bytes) -> str:
 
 
 def apply_retention(
-    db: sqlite_utils.Database, *, questions_before: str, user_ids_before: str, user_ids: str, now: str
+    conn: Connection, *, questions_before: str, user_ids_before: str, user_ids: str, now: str
 ) -> dict[str, int]:
     """Removes question texts and anonymises user ids of rows older than the cut-offs.
 
     Args:
-        db: a database inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction.
         questions_before: ISO-8601 UTC text; answers created before it lose their question text (and the
             topics they founded lose their label), reports made before it lose their free text.
         user_ids_before: ISO-8601 UTC text; answers created, votes cast (``voted_at``) and reports made
@@ -84,42 +109,35 @@ def apply_retention(
 
     Raises:
         ValueError: unknown ``user_ids`` mode.
-        sqlite3.Error: SQLite failed (the store rolls the transaction back).
+        sqlalchemy.exc.DBAPIError: the database failed (the store rolls the transaction back and raises
+            StoreUnavailable).
     """
     if user_ids not in ("hash", "remove"):
         raise ValueError(f"user_ids must be 'hash' or 'remove', not {user_ids!r}")
     counts: dict[str, int] = {}
-    founded = _founded_topics(db, "a.created_at < ? AND a.redacted_at IS NULL", [questions_before])
-    counts["questions"] = db.execute(
-        "UPDATE answers SET question = ?, redacted_at = ? WHERE created_at < ? AND redacted_at IS NULL",
-        [REMOVED, now, questions_before],
+    founded = _founded_topics(conn, "a.created_at < :before AND a.redacted_at IS NULL",
+                              {"before": questions_before})
+    counts["questions"] = run(
+        conn, "UPDATE answers SET question = :removed, redacted_at = :now "
+              "WHERE created_at < :before AND redacted_at IS NULL",
+        removed=REMOVED, now=now, before=questions_before,
     ).rowcount
-    counts["topic_labels"] = _remove_topic_labels(db, founded)
-    counts["flag_reasons"] = db.execute(
-        "UPDATE flags SET reason = '' WHERE created_at < ? AND reason != ''", [questions_before]
+    counts["topic_labels"] = _remove_topic_labels(conn, founded)
+    counts["flag_reasons"] = run(
+        conn, "UPDATE flags SET reason = '' WHERE created_at < :before AND reason <> ''", before=questions_before
     ).rowcount
-    if user_ids == "hash":
-        key = salt(db)
-        db.conn.create_function("minerva_pseudonym", 1, lambda u: None if u is None else pseudonym(u, key),
-                                deterministic=True)
-        answer_value = vote_value = "minerva_pseudonym(user_id)"
-    else:
-        answer_value = "NULL"
-        vote_value = f"'{ANON_PREFIX}' || lower(hex(randomblob(8)))"
-    fresh = f"user_id IS NOT NULL AND user_id NOT LIKE '{ANON_PREFIX}%'"
-    counts["answer_user_ids"] = db.execute(
-        f"UPDATE answers SET user_id = {answer_value} WHERE created_at < ? AND {fresh}", [user_ids_before]
-    ).rowcount
-    counts["vote_user_ids"] = db.execute(
-        f"UPDATE votes SET user_id = {vote_value} WHERE voted_at < ? AND {fresh}", [user_ids_before]
-    ).rowcount
-    counts["flag_user_ids"] = db.execute(
-        f"UPDATE flags SET user_id = {vote_value} WHERE created_at < ? AND {fresh}", [user_ids_before]
-    ).rowcount
+    key = salt(conn) if user_ids == "hash" else b""
+    for table, kind in (("answers", "answer_user_ids"), ("votes", "vote_user_ids"), ("flags", "flag_user_ids")):
+        if table == "answers" and user_ids == "remove":
+            counts[kind] = run(conn, f"UPDATE answers SET user_id = NULL WHERE created_at < :before AND {_FRESH}",
+                               before=user_ids_before, anon=ANON_PREFIX + "%").rowcount
+            continue
+        counts[kind] = _anonymise(conn, table, user_ids_before,
+                                  (lambda u: pseudonym(u, key)) if user_ids == "hash" else _random_token)
     return counts
 
 
-def forget_user(db: sqlite_utils.Database, user_id: str) -> dict[str, int]:
+def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     """Removes one person: their questions (answer rows), votes and reports, and their id everywhere else.
 
     Rows are found by the Slack id and by its pseudonym (rows anonymised earlier with ``user_ids: hash``);
@@ -132,7 +150,7 @@ def forget_user(db: sqlite_utils.Database, user_id: str) -> dict[str, int]:
     pseudonym): the action stays, nobody is named.
 
     Args:
-        db: a database inside a ``BEGIN IMMEDIATE`` transaction.
+        conn: a connection inside a write transaction.
         user_id: the Slack user id, e.g. ``"U012AB3CD"``; non-empty.
 
     Returns:
@@ -142,81 +160,123 @@ def forget_user(db: sqlite_utils.Database, user_id: str) -> dict[str, int]:
 
     Raises:
         ValueError: empty ``user_id``.
-        sqlite3.Error: SQLite failed (the store rolls the transaction back).
+        sqlalchemy.exc.DBAPIError: the database failed (the store rolls the transaction back).
     """
     if not user_id or not user_id.strip():
         raise ValueError("user_id must be a non-empty Slack user id, e.g. U012AB3CD")
     user_id = user_id.strip()
-    alias = pseudonym(user_id, salt(db))
-    ids = [user_id, alias]
-    mine = "SELECT answer_id FROM answers WHERE user_id IN (?, ?)"
+    ids = [user_id, pseudonym(user_id, salt(conn))]
+    mine = "SELECT answer_id FROM answers WHERE user_id IN :ids"
     counts: dict[str, int] = {}
-    questions = [r[0] for r in db.execute(f"SELECT question FROM answers WHERE answer_id IN ({mine})", ids)]
-    founded = _founded_topics(db, "a.user_id IN (?, ?)", ids)
+    questions = [r["question"] for r in rows(conn, "SELECT question FROM answers WHERE user_id IN :ids", ids=ids)]
+    founded = _founded_topics(conn, "a.user_id IN :ids", {"ids": ids})
     # Votes and flags of the person on anyone's answers, then what hangs off their own answers (cascaded).
-    counts["votes"] = db.execute("DELETE FROM votes WHERE user_id IN (?, ?)", ids).rowcount
-    counts["flags"] = db.execute("DELETE FROM flags WHERE user_id IN (?, ?)", ids).rowcount
+    counts["votes"] = run(conn, "DELETE FROM votes WHERE user_id IN :ids", ids=ids).rowcount
+    counts["flags"] = run(conn, "DELETE FROM flags WHERE user_id IN :ids", ids=ids).rowcount
     for table in ("citations", "answer_passages", "answer_labels"):
-        counts[table] = db.execute(f"SELECT COUNT(*) FROM {table} WHERE answer_id IN ({mine})", ids).fetchone()[0]
-    counts["votes"] += db.execute(f"SELECT COUNT(*) FROM votes WHERE answer_id IN ({mine})", ids).fetchone()[0]
-    counts["flags"] += db.execute(f"SELECT COUNT(*) FROM flags WHERE answer_id IN ({mine})", ids).fetchone()[0]
-    counts["follow_ups_unlinked"] = db.execute(
-        f"UPDATE answers SET follow_up_of = NULL WHERE follow_up_of IN ({mine}) "
-        "AND (user_id IS NULL OR user_id NOT IN (?, ?))",
-        ids + ids,
+        counts[table] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE answer_id IN ({mine})", ids=ids)
+    counts["votes"] += scalar(conn, f"SELECT COUNT(*) FROM votes WHERE answer_id IN ({mine})", ids=ids)
+    counts["flags"] += scalar(conn, f"SELECT COUNT(*) FROM flags WHERE answer_id IN ({mine})", ids=ids)
+    counts["follow_ups_unlinked"] = run(
+        conn, f"UPDATE answers SET follow_up_of = NULL WHERE follow_up_of IN ({mine}) "
+              "AND (user_id IS NULL OR user_id NOT IN :ids)",
+        ids=ids,
     ).rowcount
-    counts["topics"] = _remove_topic_labels(db, founded)
-    counts["answers"] = db.execute("DELETE FROM answers WHERE user_id IN (?, ?)", ids).rowcount
+    counts["topics"] = _remove_topic_labels(conn, founded)
+    counts["answers"] = run(conn, "DELETE FROM answers WHERE user_id IN :ids", ids=ids).rowcount
+    changed = _scrub_texts(conn, questions)  # table → keys of the rows changed, so a row counts once
     for table, column in OPERATOR_COLUMNS:
-        counts[table] = db.execute(f"UPDATE {table} SET {column} = ? WHERE {column} IN (?, ?)",
-                                   [FORGOTTEN, *ids]).rowcount
-    counts["alert_events"] = 0
+        key = _KEYS[table]
+        changed.setdefault(table, set()).update(r[key] for r in rows(
+            conn, f"UPDATE {table} SET {column} = :forgotten WHERE {column} IN :ids RETURNING {key}",
+            forgotten=FORGOTTEN, ids=ids))
     for who in ids:
-        counts["alert_events"] += db.execute(
-            "UPDATE alert_events SET detail = replace(detail, ?, ?) WHERE instr(detail, ?) > 0",
-            [json.dumps(who), json.dumps(FORGOTTEN), json.dumps(who)],
-        ).rowcount
-    scrubbed = _scrub_texts(db, questions)
-    counts["alerts"] += scrubbed["alerts"]
-    counts["review_queue"] = scrubbed["review_queue"]
+        changed.setdefault("alert_events", set()).update(
+            _replace_in(conn, "alert_events", "detail", json.dumps(who), json.dumps(FORGOTTEN)))
+    counts.update({table: len(keys) for table, keys in changed.items()})
     return counts
 
 
-def user_rows(db: sqlite_utils.Database, user_id: str) -> dict[str, int]:
+def user_rows(conn: Connection, user_id: str) -> dict[str, int]:
     """How many rows hold ``user_id`` (or its pseudonym) per user column: answers, votes, flags and the
-    operator columns (``"table.column"`` → count). Read only; what `forget_user` would act on."""
-    ids = [user_id, pseudonym(user_id, salt(db))]
+    operator columns (``"table.column"`` → count). Reads only, but needs a write transaction because the
+    salt may have to be made (`salt`); what `forget_user` would act on."""
+    ids = [user_id, pseudonym(user_id, salt(conn))]
     columns = [("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"), *OPERATOR_COLUMNS]
-    return {f"{t}.{c}": db.execute(f"SELECT COUNT(*) FROM {t} WHERE {c} IN (?, ?)", ids).fetchone()[0]
-            for t, c in columns}
+    return {f"{t}.{c}": scalar(conn, f"SELECT COUNT(*) FROM {t} WHERE {c} IN :ids", ids=ids) for t, c in columns}
 
 
-def _founded_topics(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[int]:
-    """Topics whose label came from a selected answer's question: `jobs.classify` labels a topic once, with
-    the question that created it, i.e. the topic's first labelled answer (lowest rowid)."""
-    return [r[0] for r in db.execute(
+def _random_token(_user_id: str) -> str:
+    """``anon:`` + 16 random hex digits: an id that links to nobody (``user_ids: remove``)."""
+    return ANON_PREFIX + secrets.token_hex(8)
+
+
+def _anonymise(conn: Connection, table: str, before: str, replacement) -> int:
+    """Replaces the user id of ``table``'s rows older than ``before`` (not yet anonymised) with
+    ``replacement(user_id)``, row by row through the primary key; returns how many rows changed.
+
+    The new ids are computed in Python (HMAC or random), so no database function is needed on either side.
+    """
+    time_column, keys = _USER_TABLES[table]
+    found = rows(conn, f"SELECT {', '.join(dict.fromkeys((*keys, 'user_id')))} FROM {table} "
+                       f"WHERE {time_column} < :before AND {_FRESH}",
+                 before=before, anon=ANON_PREFIX + "%")
+    if not found:
+        return 0
+    where = " AND ".join(f"{k} = :old_{k}" for k in keys)
+    params = [{**{f"old_{k}": row[k] for k in keys}, "new": replacement(row["user_id"])} for row in found]
+    conn.execute(sql_text(f"UPDATE {table} SET user_id = :new WHERE {where}"), params)  # executemany
+    return len(found)
+
+
+def _founded_topics(conn: Connection, where: str, params: dict[str, Any]) -> list[int]:
+    """Topics whose label came from a selected answer's question.
+
+    `jobs.classify` labels a topic once, with the question that created it: the topic's first labelled
+    answer. Labels are written oldest answer first, one ``labelled_at`` per run, so that answer is the first
+    by (``labelled_at``, ``created_at``, ``answer_id``) — a portable stand-in for SQLite's insertion order.
+    """
+    return [r["topic_id"] for r in rows(
+        conn,
         f"""
-        SELECT l.topic_id FROM answer_labels l JOIN answers a ON a.answer_id = l.answer_id
-        WHERE l.rowid IN (SELECT MIN(rowid) FROM answer_labels GROUP BY topic_id) AND {where}
+        SELECT f.topic_id FROM (
+            SELECT topic_id, answer_id,
+                   ROW_NUMBER() OVER (PARTITION BY topic_id ORDER BY labelled_at, created_at, answer_id) AS n
+            FROM answer_labels
+        ) f JOIN answers a ON a.answer_id = f.answer_id
+        WHERE f.n = 1 AND {where}
         """,
-        params,
+        **params,
     )]
 
 
-def _remove_topic_labels(db: sqlite_utils.Database, topic_ids: list[int]) -> int:
+def _remove_topic_labels(conn: Connection, topic_ids: list[int]) -> int:
     """Replaces the labels of ``topic_ids`` with "[removed] topic N" (the heatmap still has a name)."""
     changed = 0
     for topic_id in topic_ids:
-        changed += db.execute(
-            "UPDATE topics SET label = ? WHERE topic_id = ? AND label NOT LIKE ?",
-            [f"{REMOVED} topic {topic_id}", topic_id, f"{REMOVED}%"],
+        changed += run(
+            conn, "UPDATE topics SET label = :label WHERE topic_id = :topic_id AND label NOT LIKE :removed",
+            label=f"{REMOVED} topic {topic_id}", topic_id=topic_id, removed=f"{REMOVED}%",
         ).rowcount
     return changed
 
 
-def _scrub_texts(db: sqlite_utils.Database, questions: list[str]) -> dict[str, int]:
+def _replace_in(conn: Connection, table: str, column: str, old: str, new: str) -> list[Any]:
+    """Replaces every occurrence of ``old`` in ``table.column`` with ``new``; returns the keys of the rows
+    changed. ``replace(c, :old, '') <> c`` finds the rows: case-sensitive on both databases (LIKE is not
+    on SQLite) and needs no escaping of ``%``/``_`` (SQLite's ``instr`` does not exist on PostgreSQL)."""
+    key = _KEYS[table]
+    return [r[key] for r in rows(
+        conn, f"UPDATE {table} SET {column} = replace({column}, :old, :new) "
+              f"WHERE replace({column}, :old, '') <> {column} RETURNING {key}",
+        old=old, new=new,
+    )]
+
+
+def _scrub_texts(conn: Connection, questions: list[str]) -> dict[str, set]:
     """Replaces ``questions`` (whole, JSON-escaped, and as the first 80 characters a summary quotes) with
-    "[removed]" in alert summaries and annotations and in review-queue reasons and details."""
+    "[removed]" in alert summaries and annotations and in review-queue reasons and details; returns the
+    keys of the rows changed per table (``{"alerts": {fingerprint, …}, "review_queue": {item_id, …}}``)."""
     variants = set()
     for text in questions:
         if text == REMOVED:
@@ -224,13 +284,9 @@ def _scrub_texts(db: sqlite_utils.Database, questions: list[str]) -> dict[str, i
         for variant in (text, json.dumps(text, ensure_ascii=False)[1:-1], text[:SUMMARY_QUOTE_CHARS]):
             if len(variant) >= MIN_SCRUB_CHARS:
                 variants.add(variant)
-    changed = {"alerts": set(), "review_queue": set()}
+    changed: dict[str, set] = {"alerts": set(), "review_queue": set()}
     for variant in sorted(variants, key=len, reverse=True):  # whole texts before their prefixes
-        for table, key, columns in (("alerts", "fingerprint", ("summary", "annotations")),
-                                    ("review_queue", "item_id", ("reason", "details"))):
+        for table, columns in (("alerts", ("summary", "annotations")), ("review_queue", ("reason", "details"))):
             for column in columns:
-                for (row_key,) in db.execute(f"SELECT {key} FROM {table} WHERE instr({column}, ?) > 0", [variant]):
-                    changed[table].add(row_key)
-                db.execute(f"UPDATE {table} SET {column} = replace({column}, ?, ?) WHERE instr({column}, ?) > 0",
-                           [variant, REMOVED, variant])
-    return {table: len(keys) for table, keys in changed.items()}
+                changed[table].update(_replace_in(conn, table, column, variant, REMOVED))
+    return changed

@@ -468,8 +468,8 @@ class FeedbackStore:
         moment = datetime.fromisoformat(utc_iso(now, field="now"))
         cutoffs = {name: utc_iso(moment - timedelta(days=days), field=name)
                    for name, days in (("questions_before", questions_days), ("user_ids_before", user_ids_days))}
-        with self._write():
-            return apply_retention(self.db, user_ids=user_ids, now=utc_iso(moment, field="now"), **cutoffs)
+        with self.transaction() as conn:
+            return apply_retention(conn, user_ids=user_ids, now=utc_iso(moment, field="now"), **cutoffs)
 
     def forget_user(self, user_id: str) -> dict[str, int]:
         """Removes one person's questions, votes and reports and their id from every table, in one
@@ -482,8 +482,8 @@ class FeedbackStore:
             ValueError: empty ``user_id``.
             StoreUnavailable: SQLite failed; nothing was removed.
         """
-        with self._write():
-            return forget_user(self.db, user_id)
+        with self.transaction() as conn:
+            return forget_user(conn, user_id)
 
     def pseudonym(self, user_id: str) -> str:
         """The anonymised form of ``user_id`` in this store (``anon:`` + 16 hex digits; `feedback.retention`).
@@ -491,8 +491,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._write():  # the salt may have to be created
-            return pseudonym(user_id.strip(), salt(self.db))
+        with self.transaction() as conn:  # the salt may have to be created
+            return pseudonym(user_id.strip(), salt(conn))
 
     def user_rows(self, user_id: str) -> dict[str, int]:
         """Rows holding ``user_id`` or its pseudonym, per ``"table.column"`` (what `forget_user` acts on).
@@ -500,8 +500,8 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: SQLite failed.
         """
-        with self._write():  # the salt may have to be created
-            return user_rows(self.db, user_id)
+        with self.transaction() as conn:  # the salt may have to be created
+            return user_rows(conn, user_id)
 
     def close(self) -> None:
         """Closes the connections; later calls raise StoreUnavailable. Calling it twice is harmless."""
