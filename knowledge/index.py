@@ -104,9 +104,16 @@ class UnitVectors:
                            np.asarray(vectors, dtype=np.float32))
 
 
+#: Environment variable naming a generations folder shared by several replicas (a mounted volume); when
+#: unset, each home keeps its own ``{home}/index``.
+INDEX_DIR_ENV = "MINERVA_INDEX_DIR"
+
+
 def index_root(home: Path) -> Path:
-    """The folder holding all generations: ``{home}/index``."""
-    return Path(home) / "index"
+    """The folder holding all generations: ``$MINERVA_INDEX_DIR`` when set (shared by replicas), else
+    ``{home}/index``."""
+    shared = os.environ.get(INDEX_DIR_ENV, "").strip()
+    return Path(shared).expanduser() if shared else Path(home) / "index"
 
 
 def current_generation(home: Path) -> str | None:
@@ -184,6 +191,7 @@ def write_generation(
             "tokenizer": TOKENIZER_VERSION,
             "crosslingual": crosslingual[0] if crosslingual is not None else None,
             **(extra_manifest or {}),
+            "files": _file_sizes(building),
         }
         _write_json(building / "manifest.json", manifest)
         final = root / name
@@ -235,6 +243,7 @@ def load_generation_dir(folder: Path, *, model: str | None = None, ef: int = 100
         raise IndexNotBuilt(f"generation {name} is unreadable ({exc}); run `minerva ingest` to rebuild") from exc
     if manifest.get("format") != FORMAT_VERSION:
         raise IndexIncompatible(f"index format {manifest.get('format')} != {FORMAT_VERSION}: run `minerva ingest`")
+    _check_complete(folder, manifest.get("files"))
     if model is not None and manifest["model"] != model:
         raise IndexIncompatible(
             f"the index was built with {manifest['model']!r} but the config asks for {model!r}; "
@@ -273,6 +282,33 @@ def _load_units(folder: Path, n_chunks: int) -> UnitVectors | None:
     rows = json.loads((folder / "units.json").read_text(encoding="utf-8"))
     vectors = np.load(folder / "unit_vectors.npy")
     return UnitVectors.build(n_chunks, [r[0] for r in rows], [(r[1], r[2]) for r in rows], vectors)
+
+
+def _file_sizes(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` (relative POSIX path → bytes), recorded in the manifest, which is written last."""
+    return {path.relative_to(folder).as_posix(): path.stat().st_size
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _check_complete(folder: Path, files: dict[str, int] | None) -> None:
+    """Refuses a generation whose files are missing or shorter/longer than its manifest says.
+
+    A generation copied or synced into a shared folder (rsync, a volume replicating between machines) can be
+    named by CURRENT before all of its files arrived; loading it would crash or serve a truncated index.
+    Generations written before the manifest listed its files are not checked.
+
+    Raises:
+        IndexNotBuilt: a file is missing or has another size.
+    """
+    for relative, size in (files or {}).items():
+        path = folder / relative
+        try:
+            found = path.stat().st_size
+        except OSError:
+            found = None
+        if found != size:
+            raise IndexNotBuilt(f"generation {folder.name} is incomplete: {relative} has {found} of {size} bytes "
+                                "(still being copied?); the previous generation keeps serving")
 
 
 def _write_records(folder: Path, documents: dict, chunks: list[dict], vectors: np.ndarray) -> None:

@@ -19,7 +19,7 @@ from config import Settings, SourceConfig
 from knowledge import crosslingual
 from knowledge.answering import compose_answer
 from knowledge.embedding import Embedder, load_embedder
-from knowledge.errors import IndexNotBuilt, QuestionInvalid
+from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
 from knowledge.retrieval import Retriever, SearchFilter
@@ -28,6 +28,10 @@ from knowledge.tokenize import load_analyzers, tokenize
 from knowledge.types import Answer, Passage, SyncReport
 
 log = structlog.get_logger(__name__)
+
+#: Seconds between attempts to load a live generation that failed to load (e.g. still being copied into a
+#: shared folder); meanwhile the previous generation keeps serving.
+RELOAD_RETRY_SECONDS = 10.0
 
 #: Candidates retrieved per question before the confidence bands pick what to quote.
 ANSWER_CANDIDATES = 10
@@ -61,6 +65,7 @@ class KnowledgeBase:
         self.quarantined_documents = quarantined_documents
         self._embedder = embedder
         self._index: LoadedIndex | None = None
+        self._failed: tuple[str | None, float] = (None, 0.0)  # a live generation that failed to load, and when
         self._lock = threading.Lock()
 
     @property
@@ -81,11 +86,27 @@ class KnowledgeBase:
         live = current_generation(self.home)
         with self._lock:
             if self._index is None or self._index.name != live:
-                self._index = load_generation(
-                    self.home, model=self.settings.embedding.model, ef=self.settings.retrieval.hnsw_ef
-                )
-                log.info("index.loaded", generation=self._index.name, chunks=len(self._index.chunks))
+                self._index = self._load_or_keep(live)
             return self._index
+
+    def _load_or_keep(self, live: str | None) -> LoadedIndex:
+        """Load the live generation; when it cannot be loaded (incomplete copy, another model) but one is
+        already serving, keep serving that one and try again on a later question (at most every
+        `RELOAD_RETRY_SECONDS`)."""
+        failed_name, failed_at = self._failed
+        if self._index is not None and failed_name == live and time.monotonic() - failed_at < RELOAD_RETRY_SECONDS:
+            return self._index
+        try:
+            loaded = load_generation(self.home, model=self.settings.embedding.model, ef=self.settings.retrieval.hnsw_ef)
+        except (IndexNotBuilt, IndexIncompatible) as error:
+            if self._index is None:
+                raise
+            self._failed = (live, time.monotonic())
+            log.warning("index.reload_failed", generation=live, serving=self._index.name, error=str(error))
+            return self._index
+        self._failed = (None, 0.0)
+        log.info("index.loaded", generation=loaded.name, chunks=len(loaded.chunks))
+        return loaded
 
     def warm_up(self) -> dict:
         """Load now what the first question would otherwise wait for: the dense model (~10 s on 2 cores),
