@@ -27,20 +27,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from config.alerts import AlertsConfig
+from feedback import alerting as alert_store
+from feedback.alerting import AlertingError, AmbiguousFingerprint, UnknownAlert
 from jobs import inhibition, killswitch, silences
-from jobs._store import (
-    AlertingError,
-    AmbiguousFingerprint,
-    UnknownAlert,
-    dumps,
-    iso,
-    log_event,
-    parse_iso,
-    reading,
-    resolve_in,
-    rows,
-    writing,
-)
 from jobs.findings import Finding
 
 __all__ = [
@@ -77,7 +66,7 @@ def collection_of(labels: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class Alert:
-    """One row of the ``alerts`` table (see `feedback.migrations._create_alerting_tables`).
+    """One row of the ``alerts`` table (`feedback.schema.alerts`, read through `feedback.alerting`).
 
     Times are aware UTC datetimes or None; ``labels`` and ``annotations`` are decoded dicts.
     """
@@ -118,12 +107,8 @@ class Alert:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Alert:
-        data = dict(row)
-        for key in ("labels", "annotations"):
-            data[key] = json.loads(data[key])
-        for key in ("first_seen_at", "started_at", "resolved_at", "last_evaluated_at", "last_notified_at", "acked_at"):
-            data[key] = parse_iso(data[key])
-        return cls(**data)
+        """From a decoded row of `feedback.alerting` (times as datetimes, JSON columns as dicts)."""
+        return cls(**{name: row[name] for name in alert_store.ALERT_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -190,39 +175,35 @@ def evaluate(store, config: AlertsConfig, source: str, findings: list[Finding], 
         The state transitions, and the collections disabled by the kill switch.
 
     Raises:
-        StoreUnavailable: SQLite failed; nothing was changed.
+        StoreUnavailable: the database failed; nothing was changed.
     """
     bad = {fingerprint(f.alert, f.labels): f for f in findings}
-    at = iso(now)
     transitions: list[Transition] = []
     disabled: list[str] = []
     quarantined: list[str] = []
-    with writing(store) as db:
-        current = {r["fingerprint"]: r for r in rows(db, "SELECT * FROM alerts WHERE source = ? AND state != 'resolved'", [source])}
-        fps = list(bad)
-        for start in range(0, len(fps), 500):  # SQLite's bound-parameter limit
-            chunk = fps[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            current.update({r["fingerprint"]: r for r in rows(db, f"SELECT * FROM alerts WHERE fingerprint IN ({marks})", chunk)})
+    with store.transaction() as conn:
+        alert_store.lock_alert_state(conn)  # no button click or other replica writes between read and save
+        current = {r["fingerprint"]: r for r in alert_store.unresolved_alerts(conn, source=source)}
+        current.update(alert_store.alerts_by_fingerprint(conn, bad))
         for fp, finding in bad.items():
             before = current.get(fp)
-            row = _bad_evaluation(before, fp, finding, source, config, at)
-            _save(db, row)
-            _note_transition(db, before, row, at, transitions)
+            row = _bad_evaluation(before, fp, finding, source, config, now)
+            alert_store.save_alert(conn, row)
+            _note_transition(conn, before, row, now, transitions)
             if _kill_switch_due(before, row, config):
-                announced = _kill_switch(db, fp, finding, row, config, now, disabled, quarantined)
+                announced = _kill_switch(conn, fp, finding, row, config, now, disabled, quarantined)
                 for notice in announced:
                     nfp = fingerprint(notice.alert, notice.labels)
-                    nbefore = current.get(nfp) or next(iter(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [nfp])), None)
-                    nrow = _bad_evaluation(nbefore, nfp, notice, f"killswitch:{nfp}", config, at)
-                    _save(db, nrow)
-                    _note_transition(db, nbefore, nrow, at, transitions)
+                    nbefore = current.get(nfp) or alert_store.fetch_alert(conn, nfp)
+                    nrow = _bad_evaluation(nbefore, nfp, notice, f"killswitch:{nfp}", config, now)
+                    alert_store.save_alert(conn, nrow)
+                    _note_transition(conn, nbefore, nrow, now, transitions)
         for fp, before in current.items():
             if fp in bad or before["source"] != source or before["state"] == "resolved":
                 continue
-            row = _good_evaluation(before, config, at)
-            _save(db, row)
-            _note_transition(db, before, row, at, transitions)
+            row = _good_evaluation(before, config, now)
+            alert_store.save_alert(conn, row)
+            _note_transition(conn, before, row, now, transitions)
     return Evaluation(transitions, disabled, quarantined)
 
 
@@ -256,11 +237,12 @@ def resolve_gone_documents(store, config: AlertsConfig, documents: dict[str, dic
         return []
     from jobs.signals.bad_docs import newer_version  # the signal module imports this one's neighbours
 
-    at = iso(now)
+    at = now
     transitions: list[Transition] = []
-    with writing(store) as db:
-        for before in rows(db, "SELECT * FROM alerts WHERE state != 'resolved'"):
-            doc_id = str(json.loads(before["labels"]).get("doc_id") or "")
+    with store.transaction() as conn:
+        alert_store.lock_alert_state(conn)
+        for before in alert_store.unresolved_alerts(conn):
+            doc_id = str(before["labels"].get("doc_id") or "")
             if not doc_id:
                 continue
             doc = documents.get(doc_id)
@@ -271,31 +253,31 @@ def resolve_gone_documents(store, config: AlertsConfig, documents: dict[str, dic
             else:
                 newer = newer_version(doc_id, documents)
                 reason = f"document {doc.get('stage')}" + (f" (newer version: {newer})" if newer else "")
-            annotations = {**json.loads(before["annotations"] or "{}"), "resolved_because": reason}
+            annotations = {**before["annotations"], "resolved_because": reason}
             row = dict(before, state="resolved", resolved_at=at if before["state"] == "firing" else before["resolved_at"],
                        bad_streak=0, good_streak=before["good_streak"] + 1, last_evaluated_at=at,
-                       summary=f"{before['summary']} — resolved: {reason}", annotations=dumps(annotations))
-            _save(db, row)
-            _note_transition(db, before, row, at, transitions)
-            log_event(db, row["fingerprint"], at, "resolved_because", {"reason": reason, "doc_id": doc_id})
+                       summary=f"{before['summary']} — resolved: {reason}", annotations=annotations)
+            alert_store.save_alert(conn, row)
+            _note_transition(conn, before, row, at, transitions)
+            alert_store.log_event(conn, row["fingerprint"], at, "resolved_because", {"reason": reason, "doc_id": doc_id})
     return transitions
 
 
-def _kill_switch(db, fp: str, finding: Finding, row: dict, config: AlertsConfig, now: datetime,
+def _kill_switch(conn, fp: str, finding: Finding, row: dict, config: AlertsConfig, now: datetime,
                  disabled: list[str], quarantined: list[str]) -> list[Finding]:
     """Act on a critical alert whose rule has ``kill_switch``; returns the announcements to raise.
 
     Scope "documents": quarantine the finding's ``documents`` annotation (else its ``doc_id`` label), one
     announcement per document. Scope "collection": disable the collection (a signal users cannot cause).
     """
-    at = iso(now)
+    at = now
     why = f"{row['alert']}: {row['summary']}"
     if config.rule(row["alert"]).kill_switch_scope == "collection":
         collection = collection_of(finding.labels)
         if collection is None:
-            log_event(db, fp, at, "kill_switch_skipped", {"reason": "no collection or doc_id label"})
+            alert_store.log_event(conn, fp, at, "kill_switch_skipped", {"reason": "no collection or doc_id label"})
             return []
-        if not killswitch.disable_in(db, collection, reason=why, fingerprint=fp, changed_by="alert", now=now):
+        if not killswitch.disable_in(conn, collection, reason=why, fingerprint=fp, changed_by="alert", now=now):
             return []
         disabled.append(collection)
         return [killswitch.announcement(what=f"collection {collection}", subject={"collection": collection}, why=why,
@@ -304,16 +286,16 @@ def _kill_switch(db, fp: str, finding: Finding, row: dict, config: AlertsConfig,
     if not documents and finding.labels.get("doc_id"):
         documents = [str(finding.labels["doc_id"])]
     if not documents:
-        log_event(db, fp, at, "kill_switch_skipped", {"reason": "no documents named; a collection is never "
-                                                                "disabled by a signal users can cause"})
+        alert_store.log_event(conn, fp, at, "kill_switch_skipped", {
+            "reason": "no documents named; a collection is never disabled by a signal users can cause"})
         return []
     notices = []
     for doc_id in documents:
-        if killswitch.quarantine_in(db, doc_id, reason=why, fingerprint=fp, changed_by="alert", now=now):
+        if killswitch.quarantine_in(conn, doc_id, reason=why, fingerprint=fp, changed_by="alert", now=now):
             quarantined.append(doc_id)
             notices.append(killswitch.announcement(what=f"document {doc_id}", subject={"doc_id": doc_id}, why=why,
                                                    command=killswitch.release_command(doc_id), by="alert"))
-    log_event(db, fp, at, "kill_switch_quarantined", {"documents": quarantined})
+    alert_store.log_event(conn, fp, at, "kill_switch_quarantined", {"documents": quarantined})
     return notices
 
 
@@ -346,22 +328,12 @@ def record_delivery(store, notices: list[Notice], *, channel: str, ts: str | Non
     """Log a Slack post of ``notices``; a successful one (``error`` None) marks them notified.
 
     Raises:
-        StoreUnavailable: SQLite failed.
+        StoreUnavailable: the database failed.
     """
-    at = iso(now)
-    with writing(store) as db:
+    with store.transaction() as conn:
         for notice in notices:
-            db.execute(
-                "INSERT INTO alert_notifications (fingerprint, kind, route, channel, ts, sent_at, error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [notice.alert.fingerprint, notice.kind, notice.route, channel, ts, at, error],
-            )
-            if error is None:
-                db.execute(
-                    "UPDATE alerts SET last_notified_at = ?, notified_severity = severity, "
-                    "notify_count = notify_count + 1 WHERE fingerprint = ?",
-                    [at, notice.alert.fingerprint],
-                )
+            alert_store.record_notification(conn, notice.alert.fingerprint, kind=notice.kind, route=notice.route,
+                                            channel=channel, ts=ts, at=now, error=error)
 
 
 def undelivered(store, *, route: str) -> list[str]:
@@ -369,15 +341,10 @@ def undelivered(store, *, route: str) -> list[str]:
     oldest first: the items a sweep posts again.
 
     Raises:
-        StoreUnavailable: SQLite failed.
+        StoreUnavailable: the database failed.
     """
-    with reading(store) as db:
-        found = rows(db, "SELECT n.fingerprint FROM alert_notifications n JOIN ("
-                         "  SELECT fingerprint, max(notification_id) AS last FROM alert_notifications"
-                         "  WHERE route = ? GROUP BY fingerprint) m ON m.last = n.notification_id "
-                         "JOIN alerts a ON a.fingerprint = n.fingerprint "
-                         "WHERE n.error IS NOT NULL AND a.state = 'firing' ORDER BY n.notification_id", [route])
-    return [r["fingerprint"] for r in found]
+    with store.snapshot() as conn:
+        return alert_store.failed_deliveries(conn, route=route)
 
 
 def acknowledge(store, fingerprint_or_prefix: str, *, by: str, now: datetime) -> Alert:
@@ -389,13 +356,10 @@ def acknowledge(store, fingerprint_or_prefix: str, *, by: str, now: datetime) ->
     Raises:
         UnknownAlert, AmbiguousFingerprint: see `resolve_fingerprint`.
     """
-    with writing(store) as db:
-        fp = resolve_in(db, fingerprint_or_prefix)
-        cursor = db.execute("UPDATE alerts SET acked_at = ?, acked_by = ? WHERE fingerprint = ? AND acked_at IS NULL",
-                            [iso(now), by, fp])
-        if cursor.rowcount:
-            log_event(db, fp, iso(now), "acked", {"by": by})
-        return Alert.from_row(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [fp])[0])
+    with store.transaction() as conn:
+        fp = alert_store.resolve_fingerprint(conn, fingerprint_or_prefix)
+        alert_store.acknowledge(conn, fp, by=by, at=now)
+        return Alert.from_row(alert_store.fetch_alert(conn, fp))
 
 
 def get_alert(store, fingerprint_or_prefix: str) -> Alert:
@@ -404,9 +368,9 @@ def get_alert(store, fingerprint_or_prefix: str) -> Alert:
     Raises:
         UnknownAlert, AmbiguousFingerprint: see `resolve_fingerprint`.
     """
-    with reading(store) as db:
-        fp = resolve_in(db, fingerprint_or_prefix)
-        return Alert.from_row(rows(db, "SELECT * FROM alerts WHERE fingerprint = ?", [fp])[0])
+    with store.snapshot() as conn:
+        fp = alert_store.resolve_fingerprint(conn, fingerprint_or_prefix)
+        return Alert.from_row(alert_store.fetch_alert(conn, fp))
 
 
 def resolve_fingerprint(store, fingerprint_or_prefix: str) -> str:
@@ -416,18 +380,17 @@ def resolve_fingerprint(store, fingerprint_or_prefix: str) -> str:
         UnknownAlert: nothing matches.
         AmbiguousFingerprint: the prefix matches several alerts.
     """
-    with reading(store) as db:
-        return resolve_in(db, fingerprint_or_prefix)
+    with store.snapshot() as conn:
+        return alert_store.resolve_fingerprint(conn, fingerprint_or_prefix)
 
 
 def list_alerts(store, config: AlertsConfig, *, states: tuple[str, ...] = ("pending", "firing"),
                 now: datetime) -> list[AlertStatus]:
     """Alerts in ``states``, most severe first, then oldest; with their silence and inhibition."""
-    marks = ",".join("?" * len(states))
-    with reading(store) as db:
-        found = [Alert.from_row(r) for r in rows(db, f"SELECT * FROM alerts WHERE state IN ({marks})", list(states))]
-        silenced = silences.active_in(db, now)
-        reindexing = inhibition.reindexing_in(db, now, max_age=timedelta(hours=config.reindex_mark_max_hours))
+    with store.snapshot() as conn:
+        found = [Alert.from_row(r) for r in alert_store.alerts_in_states(conn, states)]
+        silenced = silences.active_in(conn, now)
+        reindexing = inhibition.reindexing_in(conn, now, max_age=timedelta(hours=config.reindex_mark_max_hours))
     found.sort(key=lambda a: (-_RANK[a.severity], a.started_at or a.first_seen_at, a.alert, a.fingerprint))
     return [AlertStatus(a, silenced.get(a.fingerprint), _inhibited(a, config, reindexing)) for a in found]
 
@@ -442,16 +405,15 @@ def _inhibited(alert: Alert, config: AlertsConfig, reindexing: set[str]) -> bool
 
 def firing_counts(store) -> dict[str, int]:
     """Firing alerts per severity, e.g. ``{"critical": 1, "warning": 4, "info": 0}``."""
-    with reading(store) as db:
-        counted = {r["severity"]: r["n"] for r in rows(
-            db, "SELECT severity, count(*) AS n FROM alerts WHERE state = 'firing' GROUP BY severity")}
+    with store.snapshot() as conn:
+        counted = alert_store.firing_counts(conn)
     return {severity: counted.get(severity, 0) for severity in ROUTES}
 
 
 # --- the state machine ---------------------------------------------------------------------------------
 
 
-def _bad_evaluation(before: dict | None, fp: str, f: Finding, source: str, config: AlertsConfig, at: str) -> dict:
+def _bad_evaluation(before: dict | None, fp: str, f: Finding, source: str, config: AlertsConfig, at: datetime) -> dict:
     rule = config.rule(f.alert)
     state = before["state"] if before else None
     streak = (before["bad_streak"] if state in ("pending", "firing") else 0) + 1
@@ -460,9 +422,9 @@ def _bad_evaluation(before: dict | None, fp: str, f: Finding, source: str, confi
         "notified_severity": None, "notify_count": 0, "acked_at": None, "acked_by": None,
     }
     row.update({
-        "alert": f.alert, "severity": rule.severity or f.severity, "labels": dumps({str(k): str(v) for k, v in f.labels.items()}),
+        "alert": f.alert, "severity": rule.severity or f.severity, "labels": {str(k): str(v) for k, v in f.labels.items()},
         "source": source, "bad_streak": streak, "good_streak": 0, "value": _number(f.value), "threshold": _number(f.threshold),
-        "n": int(f.n), "summary": f.summary, "link": f.link, "annotations": dumps(f.annotations), "last_evaluated_at": at,
+        "n": int(f.n), "summary": f.summary, "link": f.link, "annotations": dict(f.annotations), "last_evaluated_at": at,
     })
     if state == "firing":
         row["state"] = "firing"
@@ -473,7 +435,7 @@ def _bad_evaluation(before: dict | None, fp: str, f: Finding, source: str, confi
     return row
 
 
-def _good_evaluation(before: dict, config: AlertsConfig, at: str) -> dict:
+def _good_evaluation(before: dict, config: AlertsConfig, at: datetime) -> dict:
     rule = config.rule(before["alert"])
     row = dict(before, good_streak=before["good_streak"] + 1, bad_streak=0, last_evaluated_at=at)
     if before["state"] == "pending" or row["good_streak"] >= rule.resolve_after:
@@ -499,17 +461,13 @@ def _kill_switch_due(before: dict | None, row: dict, config: AlertsConfig) -> bo
     return not was_critical_firing
 
 
-def _save(db, row: dict) -> None:
-    columns = ", ".join(row)
-    db.execute(f"INSERT OR REPLACE INTO alerts ({columns}) VALUES ({','.join('?' * len(row))})", list(row.values()))
-
-
-def _note_transition(db, before: dict | None, row: dict, at: str, transitions: list[Transition]) -> None:
+def _note_transition(conn, before: dict | None, row: dict, at: datetime, transitions: list[Transition]) -> None:
     was = before["state"] if before else None
     if was == row["state"]:
         return
     transitions.append(Transition(row["fingerprint"], row["alert"], was, row["state"]))
-    log_event(db, row["fingerprint"], at, row["state"], {"from": was, "value": row["value"], "severity": row["severity"]})
+    alert_store.log_event(conn, row["fingerprint"], at, row["state"],
+                          {"from": was, "value": row["value"], "severity": row["severity"]})
 
 
 def _number(value: Any) -> float | None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from config.alerts import AlertsConfig
 from jobs import alerts
-from jobs._store import iso, reading, rows
+from feedback import alerting as alert_store
 
 #: Digest kind → (route, window).
 KINDS = {"daily": ("daily", timedelta(days=1)), "weekly": ("weekly", timedelta(days=7))}
@@ -109,10 +109,9 @@ def build_digest(store, config: AlertsConfig, *, kind: str, now: datetime) -> Di
     start = now - span
     notices = alerts.due_notices(store, config, route=route, now=now)
     firing_of_route = [s for s in alerts.list_alerts(store, config, states=("firing",), now=now) if s.alert.route == route]
-    with reading(store) as db:
-        resolved = rows(db, "SELECT severity, count(*) AS n FROM alerts WHERE state = 'resolved' AND resolved_at >= ? "
-                            "GROUP BY severity", [iso(start)])
-    resolved_n = sum(r["n"] for r in resolved if alerts.ROUTES[r["severity"]] == route)
+    with store.snapshot() as conn:
+        resolved = alert_store.resolved_counts(conn, since=start)
+    resolved_n = sum(n for severity, n in resolved.items() if alerts.ROUTES[severity] == route)
     by_type: dict[str, list[DigestItem]] = {}
     for notice in notices:
         a = notice.alert

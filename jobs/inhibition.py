@@ -16,7 +16,8 @@ import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from jobs._store import iso, rows, utcnow, writing
+from feedback import job_runs
+from feedback import utcnow
 
 REINDEX_JOB = "reindex"
 
@@ -32,11 +33,9 @@ def reindex_running(store, collection: str, *, now=utcnow) -> Iterator[None]:
 
     The run is recorded in ``job_runs`` with outcome "ok" or "failed" (and the error) at the end.
     """
-    with writing(store) as db:
-        run_id = db.execute(
-            "INSERT INTO job_runs (job, target, trigger, started_at, outcome, pid) VALUES (?, ?, 'mark', ?, 'running', ?)",
-            [REINDEX_JOB, collection, iso(now()), os.getpid()],
-        ).lastrowid
+    with store.transaction() as conn:
+        run_id = job_runs.start_run(conn, REINDEX_JOB, trigger="mark", started_at=now(), pid=os.getpid(),
+                                    target=collection)
     outcome, error = "ok", None
     try:
         yield
@@ -44,13 +43,11 @@ def reindex_running(store, collection: str, *, now=utcnow) -> Iterator[None]:
         outcome, error = "failed", repr(exc)
         raise
     finally:
-        with writing(store) as db:
-            db.execute("UPDATE job_runs SET ended_at = ?, outcome = ?, error = ? WHERE run_id = ?",
-                       [iso(now()), outcome, error, run_id])
+        with store.transaction() as conn:
+            job_runs.finish_run(conn, run_id, outcome=outcome, ended_at=now(), error=error)
 
 
-def reindexing_in(db, now: datetime, *, max_age: timedelta) -> set[str]:
-    """Collections with a re-index mark still running and younger than ``max_age`` (inside `reading`)."""
-    found = rows(db, "SELECT DISTINCT target FROM job_runs WHERE job = ? AND outcome = 'running' AND started_at > ?",
-                 [REINDEX_JOB, iso(now - max_age)])
-    return {r["target"] for r in found}
+def reindexing_in(conn, now: datetime, *, max_age: timedelta) -> set[str]:
+    """Collections with a re-index mark still running and younger than ``max_age``, inside the caller's
+    transaction (a connection from ``store.snapshot()`` or ``store.transaction()``)."""
+    return job_runs.running_targets(conn, REINDEX_JOB, started_after=now - max_age)

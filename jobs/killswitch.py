@@ -18,9 +18,8 @@ passes both to `knowledge.KnowledgeBase`)::
     kb = KnowledgeBase(settings, home, disabled_collections=lambda: disabled_collections(store),
                        quarantined_documents=lambda: quarantined_documents(store))
 
-Re-enabling automatically on resolution would flap, so only a person turns either switch off. The
-``quarantine`` table is created on first use (``CREATE TABLE IF NOT EXISTS``), so older stores need no
-migration.
+Re-enabling automatically on resolution would flap, so only a person turns either switch off. The two
+change logs and their queries belong to `feedback.switches`; this module keeps the policy.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from datetime import datetime
 
 import structlog
 
-from jobs._store import iso, parse_iso, reading, rows, writing
+from feedback import switches
 from jobs.findings import Finding
 
 log = structlog.get_logger(__name__)
@@ -52,90 +51,51 @@ def disabled_collections(store) -> set[str]:
     """Collections currently taken out of search (empty when nothing was ever switched off).
 
     Raises:
-        StoreUnavailable: SQLite failed.
+        StoreUnavailable: the database failed.
     """
-    with reading(store) as db:
-        return {s.collection for s in _states(db) if s.disabled}
+    with store.snapshot() as conn:
+        return {s.collection for s in _states(conn) if s.disabled}
 
 
 def list_states(store) -> list[SwitchState]:
     """The current state of every collection that was ever switched, by name."""
-    with reading(store) as db:
-        return sorted(_states(db), key=lambda s: s.collection)
+    with store.snapshot() as conn:
+        return sorted(_states(conn), key=lambda s: s.collection)
 
 
 def disable(store, collection: str, *, reason: str, changed_by: str, now: datetime) -> bool:
     """Take ``collection`` out of search. Returns False when it already was (nothing is written)."""
-    with writing(store) as db:
-        return disable_in(db, collection, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
+    with store.transaction() as conn:
+        return disable_in(conn, collection, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
 
 
 def enable(store, collection: str, *, reason: str, changed_by: str, now: datetime) -> bool:
     """Put ``collection`` back into search. Returns False when it was not disabled."""
-    with writing(store) as db:
-        return _change(db, collection, disabled=False, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
+    with store.transaction() as conn:
+        return _change(conn, collection, disabled=False, reason=reason, fingerprint=None, changed_by=changed_by,
+                       now=now)
 
 
-def disable_in(db, collection: str, *, reason: str, fingerprint: str | None, changed_by: str, now: datetime) -> bool:
-    """`disable` inside a transaction the caller holds (the alert evaluation's)."""
-    return _change(db, collection, disabled=True, reason=reason, fingerprint=fingerprint, changed_by=changed_by, now=now)
+def disable_in(conn, collection: str, *, reason: str, fingerprint: str | None, changed_by: str, now: datetime) -> bool:
+    """`disable` inside a transaction the caller holds (a connection from the alert evaluation's
+    ``store.transaction()``)."""
+    return _change(conn, collection, disabled=True, reason=reason, fingerprint=fingerprint, changed_by=changed_by, now=now)
 
 
-def _change(db, collection: str, *, disabled: bool, reason: str, fingerprint: str | None, changed_by: str,
+def _change(conn, collection: str, *, disabled: bool, reason: str, fingerprint: str | None, changed_by: str,
             now: datetime) -> bool:
     if not collection:
         raise ValueError("collection must be a non-empty name")
-    if not _record_change(db, "kill_switch", "collection", "disabled", collection, disabled, reason=reason,
-                          fingerprint=fingerprint, changed_by=changed_by, now=now):
+    if not switches.set_collection_disabled(conn, collection, disabled, reason=reason, fingerprint=fingerprint,
+                                            changed_by=changed_by, at=now):
         return False
     log.warning("killswitch.changed", collection=collection, disabled=disabled, reason=reason[:200],
                 by=changed_by, fingerprint=fingerprint)
     return True
 
 
-def _record_change(db, table: str, key_column: str, flag_column: str, key: str, flag: bool, *, reason: str,
-                   fingerprint: str | None, changed_by: str, now: datetime) -> bool:
-    """Append a row setting ``key``'s flag in a switch log table (``kill_switch`` or ``quarantine``).
-
-    Returns False, writing nothing, when the latest row for ``key`` already has that flag (no row counts as off).
-    ``table`` and the column names are this module's constants, never user input.
-    """
-    latest = rows(db, f"SELECT {flag_column} FROM {table} WHERE {key_column} = ? ORDER BY change_id DESC LIMIT 1",
-                  [key])
-    if bool(latest and latest[0][flag_column]) == flag:
-        return False
-    db.execute(
-        f"INSERT INTO {table} ({key_column}, {flag_column}, reason, fingerprint, changed_by, changed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [key, int(flag), reason[:500], fingerprint, changed_by, iso(now)],
-    )
-    return True
-
-
-def _latest(db, table: str, key_column: str) -> list[dict]:
-    """The newest change row per key of a change-log table (``kill_switch`` or ``quarantine``). The names are
-    this module's constants, never user input."""
-    return rows(db, f"SELECT t.* FROM {table} t JOIN (SELECT {key_column}, max(change_id) AS change_id "
-                    f"FROM {table} GROUP BY {key_column}) m ON m.change_id = t.change_id")
-
-
-def _states(db) -> list[SwitchState]:
-    latest = _latest(db, "kill_switch", "collection")
-    return [SwitchState(r["collection"], bool(r["disabled"]), r["reason"], r["fingerprint"], r["changed_by"],
-                        parse_iso(r["changed_at"])) for r in latest]
-
-
-_QUARANTINE_DDL = """
-    CREATE TABLE IF NOT EXISTS quarantine (
-        change_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        doc_id TEXT NOT NULL,
-        quarantined INTEGER NOT NULL CHECK (quarantined IN (0, 1)),  -- the latest row per doc_id is current
-        reason TEXT NOT NULL,
-        fingerprint TEXT,                  -- the alert that quarantined it; NULL for a manual change
-        changed_by TEXT NOT NULL,          -- "alert", "cli", or a Slack user id
-        changed_at TEXT NOT NULL
-    )
-"""
+def _states(conn) -> list[SwitchState]:
+    return [SwitchState(**row) for row in switches.collection_states(conn)]
 
 
 @dataclass(frozen=True)
@@ -154,33 +114,35 @@ def quarantined_documents(store) -> set[str]:
     """Doc ids currently quarantined (left out of search); empty when none ever was.
 
     Raises:
-        StoreUnavailable: SQLite failed.
+        StoreUnavailable: the database failed.
     """
-    with reading(store) as db:
-        return {s.doc_id for s in _quarantine_states(db) if s.quarantined}
+    with store.snapshot() as conn:
+        return {s.doc_id for s in _quarantine_states(conn) if s.quarantined}
 
 
 def list_quarantine(store) -> list[QuarantineState]:
     """The current state of every document that was ever quarantined, by doc id."""
-    with reading(store) as db:
-        return sorted(_quarantine_states(db), key=lambda s: s.doc_id)
+    with store.snapshot() as conn:
+        return sorted(_quarantine_states(conn), key=lambda s: s.doc_id)
 
 
 def quarantine(store, doc_id: str, *, reason: str, changed_by: str, now: datetime) -> bool:
     """Take one document out of search. Returns False when it already was (nothing is written)."""
-    with writing(store) as db:
-        return quarantine_in(db, doc_id, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
+    with store.transaction() as conn:
+        return quarantine_in(conn, doc_id, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
 
 
 def release(store, doc_id: str, *, reason: str, changed_by: str, now: datetime) -> bool:
     """Put a quarantined document back into search. Returns False when it was not quarantined."""
-    with writing(store) as db:
-        return _quarantine_change(db, doc_id, False, reason=reason, fingerprint=None, changed_by=changed_by, now=now)
+    with store.transaction() as conn:
+        return _quarantine_change(conn, doc_id, False, reason=reason, fingerprint=None, changed_by=changed_by,
+                                  now=now)
 
 
-def quarantine_in(db, doc_id: str, *, reason: str, fingerprint: str | None, changed_by: str, now: datetime) -> bool:
-    """`quarantine` inside a transaction the caller holds (the alert evaluation's)."""
-    return _quarantine_change(db, doc_id, True, reason=reason, fingerprint=fingerprint, changed_by=changed_by, now=now)
+def quarantine_in(conn, doc_id: str, *, reason: str, fingerprint: str | None, changed_by: str, now: datetime) -> bool:
+    """`quarantine` inside a transaction the caller holds (a connection from the alert evaluation's
+    ``store.transaction()``)."""
+    return _quarantine_change(conn, doc_id, True, reason=reason, fingerprint=fingerprint, changed_by=changed_by, now=now)
 
 
 def announcement(*, what: str, subject: dict[str, str], why: str, command: str, by: str) -> Finding:
@@ -210,23 +172,17 @@ def enable_command(collection: str) -> str:
     return f"minerva killswitch enable {collection}"
 
 
-def _quarantine_change(db, doc_id: str, quarantined: bool, *, reason: str, fingerprint: str | None,
+def _quarantine_change(conn, doc_id: str, quarantined: bool, *, reason: str, fingerprint: str | None,
                        changed_by: str, now: datetime) -> bool:
     if ":" not in (doc_id or ""):
         raise ValueError(f"doc_id must be 'collection:path', not {doc_id!r}")
-    db.execute(_QUARANTINE_DDL)
-    if not _record_change(db, "quarantine", "doc_id", "quarantined", doc_id, quarantined, reason=reason,
-                          fingerprint=fingerprint, changed_by=changed_by, now=now):
+    if not switches.set_document_quarantined(conn, doc_id, quarantined, reason=reason, fingerprint=fingerprint,
+                                             changed_by=changed_by, at=now):
         return False
     log.warning("killswitch.quarantine", doc_id=doc_id, quarantined=quarantined, reason=reason[:200],
                 by=changed_by, fingerprint=fingerprint)
     return True
 
 
-def _quarantine_states(db) -> list[QuarantineState]:
-    exists = rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'quarantine'")
-    if not exists:
-        return []
-    latest = _latest(db, "quarantine", "doc_id")
-    return [QuarantineState(r["doc_id"], bool(r["quarantined"]), r["reason"], r["fingerprint"], r["changed_by"],
-                            parse_iso(r["changed_at"])) for r in latest]
+def _quarantine_states(conn) -> list[QuarantineState]:
+    return [QuarantineState(**row) for row in switches.document_states(conn)]

@@ -17,14 +17,13 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from jobs._common import iso
-from jobs._store import dumps, reading, rows, writing
+from feedback import review_queue
+from feedback.review_queue import STATUSES  # "open", "done", "dismissed"; re-exported for callers
 
 #: Proposed treatments and what a person should do.
 ACTIONS = {
@@ -46,7 +45,6 @@ ACTIONS = {
 }
 #: Priority numbers: 1 high, 2 normal, 3 low; a finding's severity maps onto them.
 PRIORITY_OF_SEVERITY = {"critical": 1, "warning": 2, "info": 3}
-STATUSES = ("open", "done", "dismissed")
 
 
 class UnknownReviewItem(LookupError):
@@ -94,28 +92,13 @@ def submit(store, signal: str, candidates: Iterable[Candidate], *, now: datetime
         now: aware time recorded as first/last seen.
 
     Raises:
-        StoreUnavailable: SQLite failed; nothing was written.
+        StoreUnavailable: the database failed; nothing was written.
     """
     candidates = list(candidates)
     if not candidates:
         return 0
-    stamp = iso(now)
-    with writing(store) as db:
-        for c in candidates:
-            db.execute(
-                """
-                INSERT INTO review_queue (problem, subject, signal, action, priority, weight, reason, details,
-                                          auto_deprecate, status, first_seen_at, last_seen_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)
-                ON CONFLICT (problem, subject) DO UPDATE SET
-                    signal = excluded.signal, action = excluded.action, priority = excluded.priority,
-                    weight = excluded.weight, reason = excluded.reason, details = excluded.details,
-                    auto_deprecate = excluded.auto_deprecate, last_seen_at = excluded.last_seen_at
-                """,
-                [c.problem, c.subject, signal, c.action, c.priority, float(c.weight), c.reason, dumps(c.details),
-                 int(c.auto_deprecate), stamp, stamp],
-            )
-    return len(candidates)
+    with store.transaction() as conn:
+        return review_queue.upsert_items(conn, signal, [asdict(c) for c in candidates], at=now)
 
 
 def items(store, *, status: str | None = "open", limit: int | None = None) -> list[dict[str, Any]]:
@@ -130,16 +113,9 @@ def items(store, *, status: str | None = "open", limit: int | None = None) -> li
         Dicts with the table's columns; ``details`` decoded, ``auto_deprecate`` as bool, and ``todo``
         (the action's sentence from `ACTIONS`).
     """
-    where, params = ("WHERE status = ?", [status]) if status else ("", [])
-    sql = f"SELECT * FROM review_queue {where} ORDER BY priority, weight DESC, first_seen_at, item_id"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
-    with reading(store) as db:
-        found = rows(db, sql, params)
+    with store.snapshot() as conn:
+        found = review_queue.fetch_items(conn, status=status, limit=limit)
     for item in found:
-        item["details"] = json.loads(item["details"])
-        item["auto_deprecate"] = bool(item["auto_deprecate"])
         item["todo"] = ACTIONS.get(item["action"], "")
     return found
 
@@ -153,11 +129,10 @@ def close(store, item_id: int, status: str, *, now: datetime) -> None:
     """
     if status not in STATUSES:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
-    with writing(store) as db:
-        cursor = db.execute("UPDATE review_queue SET status = ?, closed_at = ? WHERE item_id = ?",
-                            [status, None if status == "open" else iso(now), int(item_id)])
-        if cursor.rowcount == 0:
-            raise UnknownReviewItem(f"no review item {item_id} (see `minerva review --all`)")
+    with store.transaction() as conn:
+        found = review_queue.set_status(conn, item_id, status, at=now)
+    if not found:
+        raise UnknownReviewItem(f"no review item {item_id} (see `minerva review --all`)")
 
 
 def filing_job(signal: str, check):

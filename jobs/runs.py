@@ -10,9 +10,10 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 
-from jobs._store import iso, parse_iso, reading, rows, writing
+from feedback import job_runs
+from feedback.job_runs import OUTCOMES
 
-OUTCOMES = ("running", "ok", "failed")
+__all__ = ["OUTCOMES", "JobRun", "consecutive_failures", "finish_run", "last_runs", "recent_runs", "start_run"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class JobRun:
 
     @classmethod
     def from_row(cls, row: dict) -> JobRun:
-        return cls(row["run_id"], row["job"], row["target"], row["trigger"], parse_iso(row["started_at"]),
-                   parse_iso(row["ended_at"]), row["outcome"], row["error"], row["findings"])
+        """From a row of `feedback.job_runs` (times already aware datetimes)."""
+        return cls(row["run_id"], row["job"], row["target"], row["trigger"], row["started_at"], row["ended_at"],
+                   row["outcome"], row["error"], row["findings"])
 
 
 def start_run(store, job: str, *, trigger: str, now: datetime, target: str = "") -> int:
@@ -41,11 +43,8 @@ def start_run(store, job: str, *, trigger: str, now: datetime, target: str = "")
     Args:
         trigger: "schedule" (APScheduler) or "manual" (``minerva jobs run``).
     """
-    with writing(store) as db:
-        return db.execute(
-            "INSERT INTO job_runs (job, target, trigger, started_at, outcome, pid) VALUES (?, ?, ?, ?, 'running', ?)",
-            [job, target, trigger, iso(now), os.getpid()],
-        ).lastrowid
+    with store.transaction() as conn:
+        return job_runs.start_run(conn, job, trigger=trigger, started_at=now, pid=os.getpid(), target=target)
 
 
 def finish_run(store, run_id: int, *, outcome: str, now: datetime, error: str | None = None,
@@ -53,29 +52,24 @@ def finish_run(store, run_id: int, *, outcome: str, now: datetime, error: str | 
     """Record the end of a run: ``outcome`` "ok" or "failed" (with ``error``, at most 2,000 characters)."""
     if outcome not in ("ok", "failed"):
         raise ValueError(f"outcome must be 'ok' or 'failed', not {outcome!r}")
-    with writing(store) as db:
-        db.execute("UPDATE job_runs SET ended_at = ?, outcome = ?, error = ?, findings = ? WHERE run_id = ?",
-                   [iso(now), outcome, (error or None) and error[:2000], findings, run_id])
+    with store.transaction() as conn:
+        job_runs.finish_run(conn, run_id, outcome=outcome, ended_at=now, error=error, findings=findings)
 
 
 def consecutive_failures(store, job: str) -> int:
     """Failed runs of ``job`` since its last successful one (0 after a success or before any run)."""
-    with reading(store) as db:
-        last_ok = rows(db, "SELECT max(run_id) AS run_id FROM job_runs WHERE job = ? AND outcome = 'ok'", [job])[0]["run_id"]
-        return rows(db, "SELECT count(*) AS n FROM job_runs WHERE job = ? AND outcome = 'failed' AND run_id > ?",
-                    [job, last_ok or 0])[0]["n"]
+    with store.snapshot() as conn:
+        return job_runs.consecutive_failures(conn, job)
 
 
 def last_runs(store) -> dict[str, JobRun]:
     """Each job's latest run (re-index marks included), by job name."""
-    with reading(store) as db:
-        found = rows(db, "SELECT r.* FROM job_runs r JOIN (SELECT job, max(run_id) AS run_id FROM job_runs "
-                         "WHERE trigger != 'mark' GROUP BY job) m ON m.run_id = r.run_id")
+    with store.snapshot() as conn:
+        found = job_runs.latest_runs(conn)
     return {r["job"]: JobRun.from_row(r) for r in found}
 
 
 def recent_runs(store, job: str, *, limit: int = 20) -> list[JobRun]:
     """The latest ``limit`` runs of ``job``, newest first."""
-    with reading(store) as db:
-        return [JobRun.from_row(r) for r in rows(
-            db, "SELECT * FROM job_runs WHERE job = ? ORDER BY run_id DESC LIMIT ?", [job, limit])]
+    with store.snapshot() as conn:
+        return [JobRun.from_row(r) for r in job_runs.recent_runs(conn, job, limit=limit)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from jobs._store import iso, log_event, parse_iso, resolve_in, rows, writing
+from feedback import alerting as alert_store
 
 #: The digest button's duration.
 BUTTON_HOURS = 24
@@ -46,18 +46,16 @@ def add_silence(store, fingerprint_or_prefix: str, *, hours: float, by: str, now
     Raises:
         ValueError: ``hours`` out of range.
         UnknownAlert, AmbiguousFingerprint: see `jobs.alerts.resolve_fingerprint`.
+        StoreUnavailable: the database failed; nothing was stored.
     """
     if not 0 < hours <= MAX_HOURS:
         raise ValueError(f"hours must be > 0 and <= {MAX_HOURS}; got {hours:g}")
     expires = now + timedelta(hours=hours)
-    with writing(store) as db:
-        fp = resolve_in(db, fingerprint_or_prefix)
-        cursor = db.execute(
-            "INSERT INTO silences (fingerprint, created_at, expires_at, created_by, comment) VALUES (?, ?, ?, ?, ?)",
-            [fp, iso(now), iso(expires), by, comment],
-        )
-        log_event(db, fp, iso(now), "silenced", {"by": by, "until": iso(expires), "comment": comment})
-        return Silence(cursor.lastrowid, fp, now, expires, by, comment)
+    with store.transaction() as conn:
+        fp = alert_store.resolve_fingerprint(conn, fingerprint_or_prefix)
+        silence_id = alert_store.insert_silence(conn, fp, created_at=now, expires_at=expires, created_by=by,
+                                                comment=comment)
+    return Silence(silence_id, fp, now, expires, by, comment)
 
 
 def remove_silences(store, fingerprint_or_prefix: str, *, by: str, now: datetime) -> int:
@@ -66,17 +64,12 @@ def remove_silences(store, fingerprint_or_prefix: str, *, by: str, now: datetime
     Raises:
         UnknownAlert, AmbiguousFingerprint: see `jobs.alerts.resolve_fingerprint`.
     """
-    with writing(store) as db:
-        fp = resolve_in(db, fingerprint_or_prefix)
-        cursor = db.execute("UPDATE silences SET expires_at = ? WHERE fingerprint = ? AND expires_at > ?",
-                            [iso(now), fp, iso(now)])
-        if cursor.rowcount:
-            log_event(db, fp, iso(now), "unsilenced", {"by": by})
-        return cursor.rowcount
+    with store.transaction() as conn:
+        fp = alert_store.resolve_fingerprint(conn, fingerprint_or_prefix)
+        return alert_store.end_silences(conn, fp, by=by, at=now)
 
 
-def active_in(db, now: datetime) -> dict[str, datetime]:
-    """Fingerprint → latest expiry of the silences active at ``now`` (run inside `reading`/`writing`)."""
-    found = rows(db, "SELECT fingerprint, max(expires_at) AS until FROM silences WHERE expires_at > ? "
-                     "GROUP BY fingerprint", [iso(now)])
-    return {r["fingerprint"]: parse_iso(r["until"]) for r in found}
+def active_in(conn, now: datetime) -> dict[str, datetime]:
+    """Fingerprint → latest expiry of the silences active at ``now``, inside the caller's transaction
+    (a connection from ``store.snapshot()`` or ``store.transaction()``)."""
+    return alert_store.active_silences(conn, at=now)

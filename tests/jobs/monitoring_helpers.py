@@ -93,17 +93,16 @@ def add_answer(
 
 def label(store: FeedbackStore, answer_id: str, intent: str, topic_id: int) -> None:
     """Labels an answer directly (creating the topic when missing), for tests that control the labels."""
-    from jobs._store import writing
+    from feedback.db import run, scalar
 
-    with writing(store) as db:
-        created = db.execute("SELECT created_at FROM answers WHERE answer_id = ?", [answer_id]).fetchone()[0]
-        db.execute(
-            "INSERT OR IGNORE INTO topics (topic_id, label, model, centroid, n, created_at, updated_at) "
-            "VALUES (?, ?, 'test', ?, 0, ?, ?)",
-            [topic_id, f"topic {topic_id}", np.zeros(4, np.float32).tobytes(), created, created],
-        )
-        db.execute("INSERT INTO answer_labels (answer_id, intent, topic_id, created_at, labelled_at) "
-                   "VALUES (?, ?, ?, ?, ?)", [answer_id, intent, topic_id, created, created])
+    with store.transaction() as conn:
+        created = scalar(conn, "SELECT created_at FROM answers WHERE answer_id = :id", id=answer_id)
+        run(conn, "INSERT INTO topics (topic_id, label, model, centroid, n, created_at, updated_at) "
+                  "VALUES (:id, :label, 'test', :centroid, 0, :at, :at) ON CONFLICT (topic_id) DO NOTHING",
+            id=topic_id, label=f"topic {topic_id}", centroid=np.zeros(4, np.float32).tobytes(), at=created)
+        run(conn, "INSERT INTO answer_labels (answer_id, intent, topic_id, created_at, labelled_at) "
+                  "VALUES (:id, :intent, :topic_id, :at, :at)", id=answer_id, intent=intent, topic_id=topic_id,
+            at=created)
 
 
 def by_alert(findings, alert: str) -> list:

@@ -1,5 +1,6 @@
-"""The alert layer on a real SQLite file: fingerprints, hysteresis, resolution, repeat interval, cooldown,
-silences, acknowledgement, inhibition, the kill switch, the config loader and the CLI over them.
+"""The alert layer on a real store, SQLite and PostgreSQL (`store_target`): fingerprints, hysteresis,
+resolution, repeat interval, cooldown, silences, acknowledgement, inhibition, the kill switch, the config
+loader and the CLI over them.
 
 Slack posts go through the real `bot.digests.SlackNotifier` into the fake Slack Web API server.
 """
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 
 from bot.app import make_client
@@ -19,7 +21,8 @@ from bot.cli import cli
 from bot.digests import SlackNotifier
 from config import ConfigError, load_settings
 from config.alerts import AlertsConfig, RoutingConfig, RuleConfig, alerts_config_for, load_alerts_config
-from feedback import FeedbackStore
+from feedback import FeedbackStore, job_runs, switches
+from feedback import alerting as alert_store
 from feedback.migrations import MIGRATIONS
 from jobs import alerts, killswitch
 from jobs.alerts import UnknownAlert, due_notices, evaluate, fingerprint
@@ -33,8 +36,9 @@ ALERT_CHANNEL = "CALERTS"
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    with FeedbackStore.open(tmp_path / "minerva.sqlite") as opened:
+def store(store_target):
+    """The alert tables on SQLite and on a real PostgreSQL server."""
+    with FeedbackStore.open(store_target) as opened:
         yield opened
 
 
@@ -108,7 +112,8 @@ def test_rules_inherit_defaults_and_channels_fall_back_to_the_main_config(tmp_pa
 
 
 def test_migration_creates_the_alerting_tables(store) -> None:
-    assert {"alerts", "alert_events", "alert_notifications", "silences", "job_runs", "kill_switch"} <= set(store.db.table_names())
+    tables = set(sa.inspect(store.engine).get_table_names())
+    assert {"alerts", "alert_events", "alert_notifications", "silences", "job_runs", "kill_switch", "quarantine"} <= tables
     assert "_create_alerting_tables" in [m.__name__ for m in MIGRATIONS]
 
 
@@ -171,7 +176,8 @@ async def test_same_alert_twice_posts_one_message_and_one_reminder_after_the_rep
     await notify_now(store, config, notifier, now=later + timedelta(minutes=5))
     posts = fake_slack.calls_to("chat.postMessage")
     assert len(posts) == 2 and posts[1]["body"]["text"].startswith("Still firing: permission_leak")
-    sent = list(store.db.query("SELECT kind, route, channel, error FROM alert_notifications ORDER BY notification_id"))
+    with store.snapshot() as conn:
+        sent = [{k: n[k] for k in ("kind", "route", "channel", "error")} for n in alert_store.notifications(conn)]
     assert sent == [{"kind": "firing", "route": "now", "channel": ALERT_CHANNEL, "error": None}] * 2 + [
                     {"kind": "reminder", "route": "now", "channel": ALERT_CHANNEL, "error": None}]  # leak + announcement
 
@@ -254,8 +260,10 @@ def test_a_running_reindex_mutes_freshness_alerts_of_its_collection_only(store, 
         assert "api" in {n.alert.collection for n in _due(store, config, route="now", now=T0 + timedelta(hours=7))
                          if n.alert.alert == "stale_document"}
     assert len(_due(store, config, route="now", now=T0)) == 3
-    (run,) = store.db.query("SELECT job, target, outcome FROM job_runs")
-    assert run == {"job": "reindex", "target": "api", "outcome": "ok"}
+    with store.snapshot() as conn:
+        (run,) = job_runs.recent_runs(conn)
+    assert (run["job"], run["target"], run["trigger"], run["outcome"]) == ("reindex", "api", "mark", "ok")
+    assert run["started_at"] == run["ended_at"] == T0
 
 
 def test_a_critical_kill_switch_alert_disables_its_collection_until_enabled_by_hand(store, config: AlertsConfig) -> None:
@@ -270,9 +278,10 @@ def test_a_critical_kill_switch_alert_disables_its_collection_until_enabled_by_h
     # A warning, or a rule without kill_switch, never disables anything.
     evaluate(store, config, "bad_documents", [bad_doc()], now=T0)
     assert killswitch.disabled_collections(store) == set()
-    log = list(store.db.query("SELECT collection, disabled, changed_by, fingerprint IS NOT NULL AS by_alert FROM kill_switch"))
-    assert log == [{"collection": "plans", "disabled": 1, "changed_by": "alert", "by_alert": 1},
-                   {"collection": "plans", "disabled": 0, "changed_by": "cli", "by_alert": 0}]
+    with store.snapshot() as conn:
+        log = [(c["collection"], c["disabled"], c["changed_by"], c["fingerprint"] is not None)
+               for c in switches.collection_changes(conn)]
+    assert log == [("plans", True, "alert", True), ("plans", False, "cli", False)]
 
 
 # --- CLI ------------------------------------------------------------------------------------------------

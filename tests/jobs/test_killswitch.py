@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
@@ -48,7 +49,15 @@ def test_five_reports_on_one_correct_answer_quarantine_its_documents_not_the_col
     assert again.quarantined_documents == []
 
 
-def test_a_signal_users_cannot_cause_may_disable_a_collection_with_an_announcement(store) -> None:  # noqa: F811
+@pytest.fixture
+def any_store(store_target):
+    """A store on SQLite, then on PostgreSQL (the signal-driven tests above read SQLite through `ctx`)."""
+    with FeedbackStore.open(store_target) as opened:
+        yield opened
+
+
+def test_a_signal_users_cannot_cause_may_disable_a_collection_with_an_announcement(any_store) -> None:
+    store = any_store
     config = load_alerts_config()
     now = datetime.now(timezone.utc)
     leak = alerts.Finding("permission_leak", "critical", {"doc_id": "plans:secret.md"}, value=1, threshold=0, n=1,
@@ -57,6 +66,27 @@ def test_a_signal_users_cannot_cause_may_disable_a_collection_with_an_announceme
     assert result.disabled_collections == ["plans"] and result.quarantined_documents == []
     (notice,) = [n for n in due_notices(store, config, route="now", now=now) if n.alert.alert == "kill_switch_engaged"]
     assert "collection plans" in notice.alert.summary and "`minerva killswitch enable plans`" in notice.alert.summary
+
+
+def test_manual_quarantine_and_release_change_the_state_once(any_store) -> None:
+    store, now = any_store, datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
+    assert killswitch.quarantined_documents(store) == set() and killswitch.list_quarantine(store) == []
+    assert killswitch.quarantine(store, DISK, reason="wrong threshold", changed_by="U1", now=now)
+    assert not killswitch.quarantine(store, DISK, reason="again", changed_by="U2", now=now + timedelta(minutes=1))
+    assert killswitch.quarantined_documents(store) == {DISK}
+    (state,) = killswitch.list_quarantine(store)
+    assert (state.doc_id, state.quarantined, state.reason, state.changed_by, state.changed_at) == (
+        DISK, True, "wrong threshold", "U1", now)
+    assert killswitch.release(store, DISK, reason="fixed", changed_by="cli", now=now + timedelta(hours=1))
+    assert not killswitch.release(store, DISK, reason="fixed", changed_by="cli", now=now + timedelta(hours=2))
+    assert killswitch.quarantined_documents(store) == set()
+    assert [s.quarantined for s in killswitch.list_quarantine(store)] == [False]
+    with pytest.raises(ValueError):
+        killswitch.quarantine(store, "no-collection", reason="x", changed_by="cli", now=now)
+    assert killswitch.disable(store, "api", reason="leak", changed_by="cli", now=now)
+    assert not killswitch.disable(store, "api", reason="leak", changed_by="cli", now=now)
+    assert killswitch.disable(store, "plans", reason="leak", changed_by="cli", now=now)
+    assert [(s.collection, s.disabled) for s in killswitch.list_states(store)] == [("api", True), ("plans", True)]
 
 
 def test_quarantined_documents_are_left_out_of_search(sample_settings, sample_home, embedder) -> None:

@@ -1,4 +1,5 @@
-"""The review queue: one row per problem and subject, refreshed by later runs, closed by people."""
+"""The review queue: one row per problem and subject, refreshed by later runs, closed by people; on SQLite and
+PostgreSQL (`store_target`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,19 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from feedback import FeedbackStore
 from jobs.review import Candidate, UnknownReviewItem, close, items, submit
-from tests.jobs.monitoring_helpers import store  # noqa: F401
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
 
-def test_submit_refreshes_instead_of_duplicating(store) -> None:  # noqa: F811
+@pytest.fixture
+def store(store_target):
+    with FeedbackStore.open(store_target) as opened:
+        yield opened
+
+
+def test_submit_refreshes_instead_of_duplicating(store) -> None:
     gap = Candidate("coverage_gap", "policy/7", "add_or_extend_documents", 2, 60, "60 questions refused")
     submit(store, "coverage", [gap], now=NOW)
     submit(store, "coverage", [Candidate("coverage_gap", "policy/7", "add_or_extend_documents", 2, 75, "75 now")],
@@ -23,7 +30,7 @@ def test_submit_refreshes_instead_of_duplicating(store) -> None:  # noqa: F811
     assert item["todo"].startswith("add a source")
 
 
-def test_order_and_closing(store) -> None:  # noqa: F811
+def test_order_and_closing(store) -> None:
     submit(store, "drift", [Candidate("drift", "intent", "review_drift", 3, 900, "intent drift")], now=NOW)
     submit(store, "bad_docs", [Candidate("bad_document", "api:errors.md", "review_or_deprecate", 2, 40, "bad")], now=NOW)
     submit(store, "freshness", [Candidate("source_unreachable", "api:gone.md", "check_source", 1, 0, "gone")], now=NOW)
