@@ -45,12 +45,21 @@ class Context:
         return self._kb
 
     @property
+    def database(self):
+        """Where the feedback store lives: ``MINERVA_DATABASE_URL``, else the config's ``database.url``, else
+        ``{home}/minerva.sqlite`` (`feedback.db.database_target`); a path or a URL that may hold a password
+        (show it with `feedback.db.redact`)."""
+        from feedback.db import database_target
+
+        return database_target(self.home, self.settings.database.url if self.settings else None)
+
+    @property
     def store(self):
-        """The feedback store at ``{home}/minerva.sqlite``."""
+        """The feedback store (`database`), opened on first use."""
         if self._store is None:
             from feedback import FeedbackStore
 
-            self._store = FeedbackStore.open(self.home / "minerva.sqlite")
+            self._store = FeedbackStore.open(self.database)
         return self._store
 
 

@@ -31,6 +31,7 @@ from bot.app import build_app, make_client
 from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
 from feedback import FeedbackStore
+from feedback.db import database_target
 from jobs.killswitch import disabled_collections, quarantined_documents
 from knowledge import KnowledgeBase
 
@@ -100,7 +101,7 @@ def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: Knowle
     Raises:
         ConfigError: the alerting config (``alerts.yaml``) is invalid.
     """
-    store = FeedbackStore.open(Path(home) / "minerva.sqlite")
+    store = FeedbackStore.open(database_target(Path(home), settings.database.url))
     kb = kb or KnowledgeBase(settings, home, disabled_collections=lambda: disabled_collections(store),
                              quarantined_documents=lambda: quarantined_documents(store))
     client = make_client(secrets.bot_token, secrets.api_url or None)
@@ -179,7 +180,8 @@ def dashboard_renderer(runtime: ServeRuntime, ttl: float = DASHBOARD_TTL) -> Cal
         from jobs.report import build_report, collect_summaries
 
         now = datetime.now(timezone.utc)
-        with FeedbackStore.open(runtime.home / "minerva.sqlite") as store:  # own connection for this thread
+        target = database_target(runtime.home, runtime.settings.database.url)
+        with FeedbackStore.open(target) as store:  # own connection for this thread
             ctx = JobContext(settings=runtime.settings, home=runtime.home, store=store, now=now, kb=runtime.kb)
             return build_report(store, runtime.alerts, now=now, kb=runtime.kb, summaries=collect_summaries(ctx),
                                 window_days=runtime.alerts.digest.report_window_days).html

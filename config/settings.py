@@ -299,6 +299,34 @@ class RetentionConfig:
             raise ConfigError(f"retention.user_ids must be one of {USER_ID_MODES}, not {self.user_ids!r}")
 
 
+#: URL schemes `DatabaseConfig.url` accepts (the psycopg 3 driver is always used for PostgreSQL).
+DATABASE_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg", "sqlite")
+
+
+@dataclass
+class DatabaseConfig:
+    """Where the feedback store lives (answers, votes, flags, alert state, review queue, job leases).
+
+    ``url`` empty (the default): the embedded SQLite file ``<MINERVA_HOME>/minerva.sqlite``, no setup.
+    ``url: postgresql://user@db.internal:5432/minerva``: a PostgreSQL database that several ``minerva
+    serve`` replicas and the ingest worker share; the schema is created on first use. The environment
+    variable ``MINERVA_DATABASE_URL`` overrides it, and is the place for a URL that carries a password (keep
+    secrets out of the config file). ``sqlite:///path/to/file.sqlite`` names another SQLite file.
+    Passwords are never logged (`feedback.db.redact`); ``minerva doctor`` and ``minerva db status`` show
+    which database is in use. ``minerva db migrate --to postgresql://…`` copies a SQLite store into an
+    empty PostgreSQL database.
+    """
+
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        scheme, sep, _ = self.url.partition("://")
+        if self.url and (not sep or scheme.lower() not in DATABASE_SCHEMES):
+            # the URL itself is not repeated: it may hold a password
+            raise ConfigError(f"database.url must be a postgresql://… or sqlite:///… URL, not a {scheme!r} one"
+                              if sep else "database.url must be a URL such as postgresql://user@host:5432/minerva")
+
+
 @dataclass
 class Settings:
     """Everything `minerva` needs, loaded from one YAML file (see `load_settings`)."""
@@ -312,6 +340,7 @@ class Settings:
     slack: SlackConfig = field(default_factory=SlackConfig)
     dashboard: DashboardConfig = field(default_factory=DashboardConfig)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    database: DatabaseConfig = field(default_factory=DatabaseConfig)
     generator: GeneratorConfig | None = None
     path: Path | None = None
 

@@ -48,7 +48,8 @@ class JobEnv:
 
     Attributes:
         settings: `config.Settings`.
-        home: MINERVA_HOME; the store is ``home / "minerva.sqlite"``.
+        home: MINERVA_HOME; the store is ``home / "minerva.sqlite"`` unless ``MINERVA_DATABASE_URL`` or the
+            config's ``database.url`` names another (`store_path`).
         config: the alerting config.
         kb: a `knowledge.KnowledgeBase`, or None.
         notifier: posts to Slack; None defers notifications (they stay due).
@@ -65,8 +66,12 @@ class JobEnv:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def store_path(self) -> Path:
-        return Path(self.home) / "minerva.sqlite"
+    def store_path(self) -> str | Path:
+        """The feedback store's file or database URL (`feedback.db.database_target`)."""
+        from feedback.db import database_target
+
+        database = getattr(self.settings, "database", None)
+        return database_target(Path(self.home), database.url if database else None)
 
 
 @dataclass(frozen=True)

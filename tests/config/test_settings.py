@@ -76,7 +76,7 @@ def test_empty_file_gives_defaults(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, dashboard, embedding,"),
+        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, dashboard, database, embedding,"),
         ("retrieval:\n  fusio: rrf\n", "unknown key 'retrieval.fusio' (known keys: bm25_b, bm25_k1, candidates,"),
         ("sources:\n  - name: a\n    path: .\n    colour: red\n", "unknown key 'sources[0].colour'"),
         ("answer:\n  calibration:\n    rew: [0, 1]\n", "unknown key 'answer.calibration.rew'"),

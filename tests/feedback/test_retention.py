@@ -1,27 +1,30 @@
 """Questions are personal data (issue 10 item 6): retention keeps the monitoring figures, forget leaves nothing.
 
-Real SQLite files in tmp_path, written through the store's API; the coverage and bad-document figures are
-computed by the real signal checks (no knowledge base: every cited document is judged, labels set directly).
+Written through the store's API, on both backends (`store_target`: a SQLite file, then a real PostgreSQL); the
+coverage and bad-document figures are computed by the real signal checks (no knowledge base: every cited
+document is judged, labels set directly). The tests that run those checks or the alert layer stay on a SQLite
+file until `jobs.signals`/`jobs.alerts` read through `feedback` (they still open the SQLite file themselves).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import sqlite3
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from config import ConfigError, load_settings
 from config.alerts import load_alerts_config
-from feedback import FeedbackStore
-from feedback.retention import REMOVED
+from feedback import FeedbackStore, db, schema
+from feedback._time import utc_iso
+from feedback.retention import FORGOTTEN, REMOVED
 from jobs import alerts, killswitch, silences
-from jobs.classify import count_pending
 from jobs.retention import apply, forget
 from jobs.signals import bad_docs, coverage
-from tests.jobs.monitoring_helpers import by_alert, label, make_ctx
+from tests.jobs.monitoring_helpers import make_ctx
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 BAD, GOOD = "runbooks:node-disk-full.md", "runbooks:incident-severity.md"
@@ -29,10 +32,47 @@ ASKERS = [f"U{i:03d}" for i in range(12)]
 FORGET = "U0FORGET1"
 
 
+_labelled = itertools.count()
+
+
 @pytest.fixture
-def store(tmp_path):
+def store(store_target):
+    """The store under test, on SQLite and on PostgreSQL."""
+    with FeedbackStore.open(store_target) as opened:
+        yield opened
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    """For the tests that run `jobs.signals` / `jobs.alerts`, which still read the SQLite file themselves."""
     with FeedbackStore.open(tmp_path / "minerva.sqlite") as opened:
         yield opened
+
+
+def query(store, sql: str, **params) -> list[dict]:
+    """Rows of a SELECT on ``store`` (named ``:params``), on either backend."""
+    with store.snapshot() as conn:
+        return db.rows(conn, sql, **params)
+
+
+def count(store, sql: str, **params) -> int:
+    with store.snapshot() as conn:
+        return db.scalar(conn, sql, **params)
+
+
+def label(store, answer_id: str, intent: str, topic_id: int) -> None:
+    """Labels an answer directly, as `jobs.classify` would: the topic is created by its first labelled answer
+    (``labelled_at`` increases with every call, like the classifier's oldest-first order)."""
+    stamp = utc_iso(NOW + timedelta(seconds=next(_labelled)))
+    with store.transaction() as conn:
+        created = db.scalar(conn, "SELECT created_at FROM answers WHERE answer_id = :a", a=answer_id)
+        question = db.scalar(conn, "SELECT question FROM answers WHERE answer_id = :a", a=answer_id)
+        db.run(conn, "INSERT INTO topics (topic_id, label, model, centroid, n, created_at, updated_at) "
+                     "VALUES (:t, :label, 'test', :c, 0, :at, :at) ON CONFLICT (topic_id) DO NOTHING",
+               t=topic_id, label=question, c=np.zeros(4, np.float32).tobytes(), at=stamp)
+        db.run(conn, "INSERT INTO answer_labels (answer_id, intent, topic_id, created_at, labelled_at) "
+                     "VALUES (:a, :intent, :t, :created, :at)",
+               a=answer_id, intent=intent, t=topic_id, created=created, at=stamp)
 
 
 def ask(store, n: int, *, question: str, user: str, cited=(), votes=(), flags=(), days_ago: float = 5,
@@ -86,15 +126,12 @@ def figures(ctx) -> dict:
             "bad_findings": [(f.labels, f.value, f.n) for f in bad.findings]}
 
 
-def test_retention_removes_old_question_texts_and_ids_while_coverage_and_bad_document_figures_stay(
-        store, tmp_path, sample_settings) -> None:
+def test_retention_removes_old_question_texts_and_anonymises_old_user_ids(store) -> None:
     populate(store)
-    ctx = make_ctx(store, tmp_path, sample_settings, None, now=NOW)
-    before = figures(ctx)
-    assert before["cells"] and before["bad_findings"], "the fixture must produce cells and a bad document"
-    cutoff = (NOW - timedelta(days=1)).isoformat()
-    distinct = "SELECT COUNT(DISTINCT user_id) FROM flags WHERE created_at < ?"
-    distinct_reporters = store.db.execute(distinct, [cutoff]).fetchone()[0]
+    cutoff = utc_iso(NOW - timedelta(days=1))
+    distinct = "SELECT COUNT(DISTINCT user_id) FROM flags WHERE created_at < :cutoff"
+    distinct_reporters = count(store, distinct, cutoff=cutoff)
+    votes_before = query(store, "SELECT answer_id, value FROM votes ORDER BY answer_id")
 
     # 1-day windows (the smallest the config allows) so the rows the signals read are the ones anonymised
     policy = load_settings().retention
@@ -104,37 +141,66 @@ def test_retention_removes_old_question_texts_and_ids_while_coverage_and_bad_doc
     assert counts["questions"] == 139 and counts["answer_user_ids"] == 139  # all but the 1-day-old answer
     assert counts["vote_user_ids"] > 70 and counts["flag_user_ids"] == 9 and counts["flag_reasons"] == 9
     assert counts["topic_labels"] == 2                # founded by an old question (topic 1's is 1 day old)
-    assert figures(ctx) == before
-    db = store.db
-    old = list(db.query("SELECT question, user_id, redacted_at FROM answers WHERE created_at < ?",
-                        [(NOW - timedelta(days=1)).isoformat()]))
-    assert {r["question"] for r in old} == {REMOVED} and all(r["redacted_at"] for r in old)
-    assert all(r["user_id"].startswith("anon:") for r in old)
-    recent = list(db.query("SELECT question, user_id FROM answers WHERE redacted_at IS NULL"))
+    old = query(store, "SELECT question, user_id, redacted_at FROM answers WHERE created_at < :cutoff", cutoff=cutoff)
+    assert len(old) == 139
+    assert {r["question"] for r in old} == {REMOVED} and all(r["redacted_at"] == utc_iso(NOW) for r in old)
+    assert all(r["user_id"].startswith("anon:") and len(r["user_id"]) == 21 for r in old)
+    recent = query(store, "SELECT question, user_id FROM answers WHERE redacted_at IS NULL")
     assert len(recent) == 1 and all(r["user_id"] in ASKERS and r["question"] != REMOVED for r in recent)
     for table in ("votes", "flags"):
-        ids = [r[0] for r in db.execute(f"SELECT user_id FROM {table}")]
+        ids = [r["user_id"] for r in query(store, f"SELECT user_id FROM {table}")]
         assert sum(i.startswith("anon:") for i in ids) >= len(ids) - 1     # all but the 1-day-old answer's
-    assert db.execute(distinct, [cutoff]).fetchone()[0] == distinct_reporters  # a salted hash keeps people apart
-    assert {r[0] for r in db.execute("SELECT reason FROM flags WHERE created_at < ?", [cutoff])} == {""}
-    assert [r[0].startswith(REMOVED) for r in db.execute("SELECT label FROM topics ORDER BY topic_id")] == [
-        False, True, True]
-    # idempotent, and a redacted answer is never classified from "[removed]"
+    assert count(store, distinct, cutoff=cutoff) == distinct_reporters    # a salted hash keeps people apart
+    # the same person gets the same pseudonym in every table, the one `store.pseudonym` gives
+    asker = query(store, "SELECT user_id FROM answers WHERE answer_id = 'a00013'")[0]["user_id"]
+    assert asker == store.pseudonym(ASKERS[0]) != store.pseudonym(ASKERS[1])
+    assert {r["reason"] for r in query(store, "SELECT reason FROM flags WHERE created_at < :c", c=cutoff)} == {""}
+    labels = [r["label"] for r in query(store, "SELECT label FROM topics ORDER BY topic_id")]
+    assert [lbl.startswith(REMOVED) for lbl in labels] == [False, True, True]
+    assert labels[1:] == [f"{REMOVED} topic 2", f"{REMOVED} topic 3"]
+    assert query(store, "SELECT answer_id, value FROM votes ORDER BY answer_id") == votes_before  # counts stay
+    # idempotent
     assert set(apply(store, policy, now=NOW).values()) == {0}
-    db.execute("DELETE FROM answer_labels")
-    assert count_pending(db.conn) == 1
 
 
-def test_remove_mode_leaves_no_pseudonym_and_keeps_the_counts(store, tmp_path, sample_settings) -> None:
+def test_retention_keeps_coverage_and_bad_document_figures_and_nothing_redacted_is_classified(
+        sqlite_store, tmp_path, sample_settings) -> None:
+    # SQLite only: jobs.signals still open the SQLite file themselves.
+    from jobs.classify import count_pending
+
+    store = sqlite_store
     populate(store)
     ctx = make_ctx(store, tmp_path, sample_settings, None, now=NOW)
     before = figures(ctx)
-    counts = store.apply_retention(questions_days=1, user_ids_days=1, user_ids="remove", now=NOW)
-    assert counts["answer_user_ids"] == 139
+    assert before["cells"] and before["bad_findings"], "the fixture must produce cells and a bad document"
+    policy = load_settings().retention
+    policy.questions_days = policy.user_ids_days = 1
+    assert apply(store, policy, now=NOW)["questions"] == 139
     assert figures(ctx) == before
-    assert store.db.execute("SELECT COUNT(*) FROM answers WHERE user_id IS NULL").fetchone()[0] == 139
-    voters = [r[0] for r in store.db.execute("SELECT user_id FROM votes WHERE voted_at < ?", [(NOW - timedelta(days=1)).isoformat()])]
+    with store.transaction() as conn:
+        db.run(conn, "DELETE FROM answer_labels")
+    with store.snapshot() as conn:
+        assert count_pending(conn) == 1
+    assert store.apply_retention(questions_days=1, user_ids_days=1, user_ids="remove", now=NOW)[
+        "answer_user_ids"] == 0                                        # already pseudonymised
+    assert figures(ctx)["bad_findings"] == before["bad_findings"]
+
+
+def test_remove_mode_leaves_no_pseudonym_and_keeps_the_counts(store) -> None:
+    populate(store)
+    cutoff = utc_iso(NOW - timedelta(days=1))
+    per_answer = "SELECT answer_id, COUNT(*) AS n FROM votes GROUP BY answer_id ORDER BY answer_id"
+    before = query(store, per_answer)
+    counts = store.apply_retention(questions_days=1, user_ids_days=1, user_ids="remove", now=NOW)
+    assert counts["answer_user_ids"] == 139 and counts["vote_user_ids"] > 70 and counts["flag_user_ids"] == 9
+    assert count(store, "SELECT COUNT(*) FROM answers WHERE user_id IS NULL") == 139
+    voters = [r["user_id"] for r in query(store, "SELECT user_id FROM votes WHERE voted_at < :c", c=cutoff)]
+    assert all(v.startswith("anon:") for v in voters)
     assert len(set(voters)) == len(voters)                                # random per row: nothing links them
+    assert query(store, per_answer) == before
+    assert set(store.apply_retention(questions_days=1, user_ids_days=1, user_ids="remove", now=NOW).values()) == {0}
+    with pytest.raises(ValueError, match="user_ids must be"):
+        store.apply_retention(questions_days=1, user_ids_days=1, user_ids="scramble", now=NOW)
 
 
 def test_retention_keeps_recent_rows_under_the_default_policy(store) -> None:
@@ -145,6 +211,16 @@ def test_retention_keeps_recent_rows_under_the_default_policy(store) -> None:
     assert apply(store, policy, now=NOW + timedelta(days=200))["questions"] == 140
     policy.enabled = False
     assert apply(store, policy, now=NOW + timedelta(days=400)) == {}
+
+
+def test_the_salt_is_made_once_and_kept(store) -> None:
+    first = store.pseudonym("U1")
+    assert first.startswith("anon:") and len(first) == 21
+    assert store.pseudonym(" U1 ") == first and store.pseudonym(first) == first
+    assert count(store, "SELECT COUNT(*) FROM store_meta WHERE key = 'pseudonym_salt'") == 1
+    with store.transaction() as conn:                                      # a store_meta emptied by hand
+        db.run(conn, "DELETE FROM store_meta")
+    assert store.pseudonym("U1") != first
 
 
 @pytest.mark.parametrize("body, message", [
@@ -160,24 +236,49 @@ def test_the_retention_section_is_validated(tmp_path, body: str, message: str) -
         load_settings(path)
 
 
-def every_value(path) -> list[tuple[str, str, str]]:
-    """(table, column, text) of every non-NULL value of every table of the SQLite file."""
-    conn = sqlite3.connect(str(path))
-    try:
-        found = []
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
-            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-            for row in conn.execute(f"SELECT * FROM {table}"):
-                found += [(table, c, str(v)) for c, v in zip(columns, row) if v is not None]
-        return found
-    finally:
-        conn.close()
+def every_value(store) -> list[tuple[str, str, str]]:
+    """(table, column, text) of every non-NULL value of every table of the store."""
+    found = []
+    with store.snapshot() as conn:
+        for table in schema.METADATA.sorted_tables:
+            for row in conn.execute(table.select()).mappings():
+                found += [(table.name, c, str(v)) for c, v in row.items() if v is not None]
+    return found
 
 
-def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store, tmp_path, sample_settings) -> None:
+def held_by(store, *needles: str) -> list[tuple[str, str, str]]:
+    return [v for v in every_value(store) if any(n in v[2] for n in needles)]
+
+
+def plant_operator_rows(store, question: str) -> None:
+    """What the alert layer writes about a person, directly through the schema: an alert they acked whose
+    evidence quotes their question, its events, a silence and a kill switch in their name, a review item."""
+    at = utc_iso(NOW)
+    quoted = json.dumps({"evidence": [question]}, ensure_ascii=False)
+    alias = store.pseudonym(FORGET)
+    with store.transaction() as conn:
+        conn.execute(schema.alerts.insert(), [dict(
+            fingerprint="fp1", alert="bad_document", severity="warning", labels="{}", source="bad_docs",
+            state="firing", bad_streak=1, good_streak=0, summary=f'asked "{question[:80]}" and more', link="",
+            annotations=quoted, first_seen_at=at, last_evaluated_at=at, notify_count=0, acked_by=FORGET)])
+        conn.execute(schema.alert_events.insert(), [
+            dict(fingerprint="fp1", at=at, kind="acked", detail=json.dumps({"by": FORGET})),
+            dict(fingerprint="fp1", at=at, kind="silenced", detail=json.dumps({"by": alias})),
+            dict(fingerprint="fp1", at=at, kind="fired", detail=json.dumps({"by": "U001"}))])
+        conn.execute(schema.silences.insert(), [dict(fingerprint="fp1", created_at=at, expires_at=at,
+                                                     created_by=FORGET, comment="looking into it")])
+        conn.execute(schema.kill_switch.insert(), [dict(collection="runbooks", disabled=1, reason="testing",
+                                                        changed_by=FORGET, changed_at=at)])
+        conn.execute(schema.review_queue.insert(), [dict(
+            problem="bad_document", subject=BAD, signal="bad_docs", action="rewrite", priority=1, weight=1.0,
+            reason=f"users asked: {question}", details=quoted, auto_deprecate=0, status="open",
+            first_seen_at=at, last_seen_at=at)])
+
+
+def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store) -> None:
     populate(store)
     mine = [ask(store, 900 + i, question=f"my manager Dana keeps asking about my medical leave form {i}",
-                user=FORGET, cited=(BAD,), votes=[("U001", "down")], flags=["U002"], days_ago=3 + i, topic=9)
+                user=FORGET, cited=(BAD,), votes=[("U001", "down")], flags=["U002"], days_ago=3 + i, topic=9 + i)
             for i in range(3)]
     ask(store, 950, question="an old question of theirs, anonymised by retention already", user=FORGET,
         days_ago=40, topic=3)
@@ -188,41 +289,74 @@ def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store, tmp_p
                         user_id="U005", retrieved=[], cited_doc_ids=[], refused=True, top_score=0.0, latency_ms=1.0,
                         created_at=NOW, follow_up_of=mine[0])
     store.apply_retention(questions_days=30, user_ids_days=30, now=NOW)  # the old one now holds a pseudonym
-    # evidence quoting their question in an alert and a review item; operator actions in their name
+    plant_operator_rows(store, "my manager Dana keeps asking about my medical leave form 0")
+    pseudonym = store.pseudonym(FORGET)
+    held = held_by(store, FORGET, pseudonym, "medical leave form")
+    assert {(t, c) for t, c, _ in held} >= {("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"),
+                                             ("alerts", "acked_by"), ("silences", "created_by"),
+                                             ("kill_switch", "changed_by"), ("answers", "question"),
+                                             ("topics", "label"), ("alert_events", "detail"), ("alerts", "summary"),
+                                             ("alerts", "annotations"), ("review_queue", "reason")}
+    assert store.user_rows(FORGET) == {"answers.user_id": 4, "votes.user_id": 2, "flags.user_id": 1,
+                                       "alerts.acked_by": 1, "silences.created_by": 1, "kill_switch.changed_by": 1}
+    others = count(store, "SELECT COUNT(*) FROM answers WHERE user_id NOT IN :ids", ids=[FORGET, pseudonym])
+    assert others == 141
+
+    counts = forget(store, FORGET)
+
+    assert counts == {"votes": 2 + 3, "flags": 1 + 3, "citations": 3, "answer_passages": 7, "answer_labels": 4,
+                      "follow_ups_unlinked": 1, "topics": 3, "answers": 4, "alerts": 1, "silences": 1,
+                      "kill_switch": 1, "alert_events": 2, "review_queue": 1}
+    assert held_by(store, FORGET, pseudonym, "medical leave form") == []
+    assert set(store.user_rows(FORGET).values()) == {0}
+    assert store.get_answer("follow")["follow_up_of"] is None
+    assert count(store, "SELECT COUNT(*) FROM answers") == others        # nobody else's answer went
+    assert [r["detail"] for r in query(store, "SELECT detail FROM alert_events ORDER BY event_id")] == [
+        json.dumps({"by": FORGOTTEN}), json.dumps({"by": FORGOTTEN}), json.dumps({"by": "U001"})]
+    assert query(store, "SELECT changed_by, disabled FROM kill_switch") == [{"changed_by": FORGOTTEN, "disabled": 1}]
+    assert set(forget(store, FORGET).values()) == {0}
+    with pytest.raises(ValueError, match="non-empty"):
+        store.forget_user("  ")
+
+
+def test_forget_scrubs_the_evidence_the_alert_layer_wrote(sqlite_store, tmp_path, sample_settings) -> None:
+    # SQLite only: bad_docs and the alert layer still open the SQLite file themselves.
+    store = sqlite_store
+    populate(store)
+    for i in range(3):
+        ask(store, 900 + i, question=f"my manager Dana keeps asking about my medical leave form {i}",
+            user=FORGET, cited=(BAD,), votes=[("U001", "down")], flags=["U002"], days_ago=3 + i, topic=9)
     ctx = make_ctx(store, tmp_path, sample_settings, None, now=NOW)
-    config = load_alerts_config()
-    findings = bad_docs.run(ctx)
-    alerts.evaluate(store, config, "bad_docs", findings, now=NOW)
+    alerts.evaluate(store, load_alerts_config(), "bad_docs", bad_docs.run(ctx), now=NOW)
     fp = alerts.fingerprint("bad_document", {"doc_id": BAD})
     alerts.acknowledge(store, fp, by=FORGET, now=NOW)
     silences.add_silence(store, fp, hours=2, by=FORGET, now=NOW, comment="looking into it")
     killswitch.disable(store, "runbooks", reason="testing", changed_by=FORGET, now=NOW)
-    pseudonym = store.pseudonym(FORGET)
-    path = store.path
-    held = [v for v in every_value(path) if FORGET in v[2] or pseudonym in v[2] or "medical leave form" in v[2]]
-    assert {(t, c) for t, c, _ in held} >= {("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"),
-                                             ("alerts", "acked_by"), ("silences", "created_by"),
-                                             ("kill_switch", "changed_by"), ("answers", "question")}
-    assert store.user_rows(FORGET)["answers.user_id"] == 4                # the pseudonymised one is found too
+    held = held_by(store, FORGET, "medical leave form")
+    assert {t for t, _, _ in held} >= {"alerts", "alert_events", "review_queue", "silences", "kill_switch"}
 
     counts = forget(store, FORGET)
 
-    assert counts["answers"] == 4 and counts["votes"] == 2 + 3 and counts["flags"] == 1 + 3
-    assert counts["citations"] == 3 and counts["answer_labels"] == 4 and counts["follow_ups_unlinked"] == 1
-    assert counts["alerts"] >= 1 and counts["silences"] == 1 and counts["kill_switch"] == 1
-    assert counts["alert_events"] >= 1 and counts["review_queue"] >= 1 and counts["topics"] == 1
-    left = [v for v in every_value(path) if FORGET in v[2] or pseudonym in v[2] or "medical leave form" in v[2]]
-    assert left == []
-    assert set(store.user_rows(FORGET).values()) == {0}
-    assert store.get_answer("follow")["follow_up_of"] is None
+    assert counts["alerts"] >= 1 and counts["alert_events"] >= 1 and counts["review_queue"] >= 1
+    assert held_by(store, FORGET, store.pseudonym(FORGET), "medical leave form") == []
     assert killswitch.disabled_collections(store) == {"runbooks"}          # the action stays, nobody is named
 
 
-def test_cli_retention_and_forget_print_what_they_did(tmp_path) -> None:
+@pytest.fixture
+def cli_home(store_target, tmp_path, monkeypatch):
+    """A home whose store is the default SQLite file, or PostgreSQL named by ``MINERVA_DATABASE_URL``."""
+    home = tmp_path / "home"
+    if isinstance(store_target, str):
+        monkeypatch.setenv("MINERVA_DATABASE_URL", store_target)
+        return home, store_target
+    return home, home / "minerva.sqlite"
+
+
+def test_cli_retention_and_forget_print_what_they_did(cli_home) -> None:
     from bot.cli import cli
 
-    home = tmp_path / "home"
-    with FeedbackStore.open(home / "minerva.sqlite") as opened:
+    home, target = cli_home
+    with FeedbackStore.open(target) as opened:
         ask(opened, 1, question="where is the VPN guide?", user=FORGET, cited=(GOOD,), votes=[("U001", "up")],
             days_ago=100)
         ask(opened, 2, question="who approves travel?", user="U001", cited=(GOOD,), votes=[(FORGET, "up")],
@@ -234,5 +368,7 @@ def test_cli_retention_and_forget_print_what_they_did(tmp_path) -> None:
     result = runner.invoke(cli, ["--home", str(home), "forget", "--user", FORGET])
     assert result.exit_code == 0, result.output
     assert f"{FORGET}:" in result.output and "  answers: 1" in result.output and "  votes: 2" in result.output
+    with FeedbackStore.open(target) as opened:
+        assert query(opened, "SELECT answer_id FROM answers") == [{"answer_id": "a00002"}]
     result = runner.invoke(cli, ["--home", str(home), "retention", "--now", "yesterday"])
     assert result.exit_code != 0 and "not an ISO date" in result.output
