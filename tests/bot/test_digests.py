@@ -31,6 +31,7 @@ from bot.digests import SlackNotifier
 from bot.server import EVENTS_PATH, SlackSecrets, create_app, create_web_app
 from config.alerts import AlertsConfig, RoutingConfig, load_alerts_config
 from feedback import FeedbackStore
+from feedback import alerting as alert_store
 from jobs import alerts
 from jobs.alerts import evaluate, fingerprint
 from jobs.digest import build_digest
@@ -55,9 +56,19 @@ def config() -> AlertsConfig:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    with FeedbackStore.open(tmp_path / "minerva.sqlite") as opened:
+def store(store_target, monkeypatch):
+    """The store on SQLite, then on a real PostgreSQL server (`tests.postgres`); a job runner of the test
+    finds the same database (``MINERVA_DATABASE_URL``)."""
+    if not isinstance(store_target, Path):
+        monkeypatch.setenv("MINERVA_DATABASE_URL", store_target)
+    with FeedbackStore.open(store_target) as opened:
         yield opened
+
+
+def notifications(store, *columns: str) -> list[dict]:
+    """The alert_notifications log, oldest first, cut to ``columns``."""
+    with store.snapshot() as conn:
+        return [{c: n[c] for c in columns} for n in alert_store.notifications(conn)]
 
 
 def notifier_for(fake, *, pace: float = 0.0) -> SlackNotifier:
@@ -129,7 +140,7 @@ async def test_digest_lands_in_the_configured_channels_with_counts_and_overflow_
     footer = main["blocks"][-1]["elements"][0]["text"]
     assert footer.startswith("Window: ") and "bad_document: threshold 0.3" in footer
     assert reply["channel"] == "CDAILY" and reply["thread_ts"] == daily.ts and len(item_fingerprints(reply["blocks"])) == 4
-    notified = list(store.db.query("SELECT route, channel, ts FROM alert_notifications"))
+    notified = notifications(store, "route", "channel", "ts")
     assert len(notified) == 9 and {(n["route"], n["channel"], n["ts"]) for n in notified} == {("daily", "CDAILY", daily.ts)}
 
     chart = _tiny_png()
@@ -178,7 +189,7 @@ def runner_for(store_path: Path, settings, config: AlertsConfig, fake) -> JobRun
 
 
 def notification_rows(store) -> list[dict]:
-    return list(store.db.query("SELECT fingerprint, channel, ts, error FROM alert_notifications ORDER BY notification_id"))
+    return notifications(store, "fingerprint", "channel", "ts", "error")
 
 
 async def test_four_429s_on_a_digest_reply_are_undelivered_alerted_and_resent_on_the_next_sweep(
@@ -247,7 +258,7 @@ async def test_critical_alerts_due_together_page_once_and_posts_to_one_channel_a
     # 3 blocks per alert, <= 50 per message; the 20 leaks and the kill switch's announcement
     assert posts[0]["text"] == "16 critical alerts: kill_switch_engaged, permission_leak"
     assert sum(len(d.fingerprints) for d in deliveries) == 21 and elapsed >= 0.3  # the second waited
-    assert store.db.execute("SELECT count(DISTINCT fingerprint) FROM alert_notifications WHERE error IS NULL").fetchone() == (21,)
+    assert len({n["fingerprint"] for n in notifications(store, "fingerprint", "error") if n["error"] is None}) == 21
     assert await notify_now(store, config, notifier_for(fake_slack), now=NOW) == []
 
 
@@ -317,7 +328,9 @@ async def test_ack_and_silence_buttons_of_an_old_digest_work_after_a_restart(
             assert confirms[2]["body"]["text"] == ALERT_UNKNOWN
             acked = alerts.get_alert(second.store, ack_fp)
             assert acked.acked_by == "U42"
-            (silence,) = second.store.db.query("SELECT fingerprint, created_by, expires_at FROM silences")
+            with second.store.snapshot() as conn:
+                (silence,) = [{k: s[k] for k in ("fingerprint", "created_by", "expires_at")}
+                              for s in alert_store.silences(conn)]
             assert (silence["fingerprint"], silence["created_by"]) == (silence_fp, "U42")
             # Neither is in the next digest.
             assert alerts.due_notices(second.store, config, route="daily", now=datetime.now(timezone.utc)) == []
