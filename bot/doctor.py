@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -220,7 +219,8 @@ def _vector_problem(vectors: np.ndarray, rows: int, dim: int, what: str) -> str 
 
 
 def _store_check(home: Path) -> Check:
-    from feedback.migrations import MIGRATIONS
+    from feedback import MIGRATIONS, StoreUnavailable
+    from feedback.probe import stored_schema_version
 
     path, current = home / "minerva.sqlite", len(MIGRATIONS)
     if not path.exists():
@@ -233,14 +233,9 @@ def _store_check(home: Path) -> Check:
         return Check("store", FAIL, f"{path} is not readable and writable by this user",
                      "chown/chmod it for the user that runs Minerva")
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        return Check("store", FAIL, f"{path} cannot be opened: {exc}",
+        version = stored_schema_version(path)
+    except StoreUnavailable as exc:
+        return Check("store", FAIL, str(exc),
                      "restore it from a backup, or move it away to start a new one (feedback history is lost)")
     if version > current:
         return Check("store", FAIL, f"{path} has schema version {version}; this Minerva knows up to {current}",

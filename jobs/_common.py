@@ -1,29 +1,27 @@
 """Plumbing shared by the signal jobs: their result type, their config, time windows and a read snapshot.
 
-Signal jobs aggregate in SQLite (GROUP BY) and read through `snapshot`: a connection of their own, in one
-read transaction, so every query of a run sees the same data and the bot's connection (and its lock) is
-never held for the seconds an aggregate over 100k answers can take. Writes (labels, the review queue) go
-through the store's own transactions (`jobs._store.writing`).
+Signal jobs aggregate in the database (GROUP BY, through the query functions of `feedback.windows` and
+`feedback.labels`) and read through `snapshot`: one read transaction of the store (`FeedbackStore.snapshot`),
+so every query of a run sees the same data without blocking the bot's writers. Writes (labels, the review
+queue) go through the store's write transactions.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from config.monitoring import MonitoringConfig, monitoring_config_for
+from feedback._time import utc_iso
 from jobs.findings import Finding, JobContext
 
 #: Key of `JobContext.extra` holding the loaded `MonitoringConfig` (loaded from files when absent).
 CONFIG_KEY = "monitoring"
-#: Milliseconds a snapshot read waits for a writer's lock (as the store, notes/monitoring.md).
-BUSY_TIMEOUT_MS = 10_000
-#: Page cache of a snapshot connection, KiB: a job touches the same index pages in several queries.
-CACHE_KIB = 64 * 1024
 
 
 @dataclass
@@ -50,10 +48,14 @@ def monitoring_config(ctx: JobContext) -> MonitoringConfig:
 
 
 def iso(moment: datetime) -> str:
-    """Aware datetime → the store's sortable UTC text (same format as `feedback._time.utc_iso`)."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
+    """Aware datetime → the store's sortable UTC text (`feedback._time.utc_iso`).
+
+    Raises:
+        ValueError: ``moment`` is naive (`feedback.InvalidRecord` is a ValueError).
+    """
+    if moment is None:
         raise ValueError("times must be timezone-aware, e.g. datetime.now(timezone.utc)")
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return utc_iso(moment, field="time")
 
 
 def window(now: datetime, days: float) -> tuple[str, str]:
@@ -70,30 +72,20 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 @contextlib.contextmanager
-def snapshot(store) -> Iterator[sqlite3.Connection]:
-    """A private connection to the store's file inside one read transaction (closed on exit).
+def snapshot(store) -> Iterator[Connection]:
+    """One read transaction of ``store`` (`FeedbackStore.snapshot`) for a signal's queries.
 
     Args:
-        store: an open `feedback.FeedbackStore` (its file is already migrated).
+        store: an open `feedback.FeedbackStore`.
 
     Yields:
-        sqlite3.Connection with ``row_factory = sqlite3.Row``; use it for SELECTs only.
+        A connection to pass to the `feedback.windows` / `feedback.labels` functions; valid inside the block.
+
+    Raises:
+        StoreUnavailable: the database failed.
     """
-    conn = sqlite3.connect(str(store.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB:d}")
-        conn.execute("BEGIN")
+    with store.snapshot() as conn:
         yield conn
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-
-
-def rows(conn: sqlite3.Connection, sql: str, params: dict | list | tuple = ()) -> list[dict[str, Any]]:
-    """All rows of a SELECT as plain dicts."""
-    return [dict(r) for r in conn.execute(sql, params)]
 
 
 def index_documents(ctx: JobContext) -> dict[str, dict] | None:

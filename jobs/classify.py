@@ -30,8 +30,8 @@ from datetime import datetime
 import numpy as np
 
 from config.monitoring import OTHER_INTENT, ClassificationConfig
+from feedback import labels as stored_labels
 from jobs._common import iso
-from jobs._store import reading, writing
 
 #: Longest topic label, in characters (the first question of the topic, cut).
 MAX_LABEL_CHARS = 80
@@ -112,18 +112,19 @@ class TopicSpace:
     """The topics of one embedding model, loaded from and written back to the ``topics`` table.
 
     Args:
-        db: the store's database, inside a write transaction.
+        conn: a connection inside the store's write transaction (`FeedbackStore.transaction`), after
+            `feedback.labels.lock_topics`.
         model: embedding model name; only topics of this model are matched.
         dim: vector length of that model.
     """
 
-    def __init__(self, db, model: str, dim: int):
-        self.db = db
+    def __init__(self, conn, model: str, dim: int):
+        self.conn = conn
         self.model = model
-        found = db.execute("SELECT topic_id, centroid, n FROM topics WHERE model = ? ORDER BY topic_id", [model]).fetchall()
-        self.ids = [r[0] for r in found]
-        self.n = [int(r[2]) for r in found]
-        self.centroids = [np.frombuffer(r[1], dtype=np.float32).copy() for r in found]
+        found = stored_labels.load_topics(conn, model)
+        self.ids = [t.topic_id for t in found]
+        self.n = [t.n for t in found]
+        self.centroids = [np.frombuffer(t.centroid, dtype=np.float32).copy() for t in found]
         if any(len(c) != dim for c in self.centroids):
             raise ValueError(f"topics of model {model!r} have another dimension than {dim}")
         self._dirty: set[int] = set()
@@ -168,15 +169,13 @@ class TopicSpace:
     def save(self, now: str) -> dict[int, int]:
         """Writes changed and new topics; returns position → topic id for every position used."""
         for pos, label in self._new:
-            cursor = self.db.execute(
-                "INSERT INTO topics (label, model, centroid, n, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [label, self.model, self.centroids[pos].astype(np.float32).tobytes(), self.n[pos], now, now],
-            )
-            self.ids[pos] = cursor.lastrowid
+            self.ids[pos] = stored_labels.insert_topic(
+                self.conn, label=label, model=self.model, centroid=self.centroids[pos].astype(np.float32).tobytes(),
+                n=self.n[pos], at=now)
         new_positions = {pos for pos, _ in self._new}
         for pos in self._dirty - new_positions:
-            self.db.execute("UPDATE topics SET centroid = ?, n = ?, updated_at = ? WHERE topic_id = ?",
-                            [self.centroids[pos].astype(np.float32).tobytes(), self.n[pos], now, self.ids[pos]])
+            stored_labels.update_topic(self.conn, self.ids[pos], centroid=self.centroids[pos].astype(np.float32).tobytes(),
+                                       n=self.n[pos], at=now)
         return dict(enumerate(self.ids))
 
     @property
@@ -202,7 +201,7 @@ def label_pending(store, embedder, cfg: ClassificationConfig, *, now: datetime, 
         A `LabelReport`.
 
     Raises:
-        StoreUnavailable: SQLite failed; batches already written stay written.
+        StoreUnavailable: the store failed; batches already written stay written.
     """
     report = LabelReport()
     intents: Counter[str] = Counter()
@@ -219,45 +218,39 @@ def label_pending(store, embedder, cfg: ClassificationConfig, *, now: datetime, 
         if classifier is None:
             classifier = IntentClassifier(cfg, embedder)
         labels = classifier.classify(texts, vectors)
-        with writing(store) as db:
-            space = TopicSpace(db, embedder.name, int(embedder.dim))
+        with store.transaction() as conn:
+            stored_labels.lock_topics(conn)
+            space = TopicSpace(conn, embedder.name, int(embedder.dim))
             positions = space.assign(texts, vectors, cfg.topic_similarity)
             ids = space.save(stamp)
-            cursor = db.conn.executemany(
-                "INSERT OR IGNORE INTO answer_labels (answer_id, intent, topic_id, created_at, labelled_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(answer_id, intent, ids[pos], created_at, stamp)
-                 for (answer_id, _, created_at), intent, pos in zip(batch, labels, positions)],
-            )
-            report.labelled += max(cursor.rowcount, 0)
+            report.labelled += stored_labels.insert_labels(conn, [
+                {"answer_id": answer_id, "intent": intent, "topic_id": ids[pos], "created_at": created_at,
+                 "labelled_at": stamp}
+                for (answer_id, _, created_at), intent, pos in zip(batch, labels, positions)
+            ])
             report.new_topics += space.created
         intents.update(labels)
     report.intents = dict(intents)
     if limit is not None:
-        with reading(store) as db:
-            report.pending_left = count_pending(db.conn)
+        with store.snapshot() as conn:
+            report.pending_left = count_pending(conn)
     return report
 
 
 def _pending(store, limit: int | None) -> list[tuple[str, str, str]]:
-    sql = ("SELECT a.answer_id, a.question, a.created_at FROM answers a LEFT JOIN answer_labels l ON l.answer_id = a.answer_id "
-           "WHERE l.answer_id IS NULL AND a.redacted_at IS NULL ORDER BY a.created_at, a.answer_id")
-    with reading(store) as db:
-        if limit is not None:
-            return [tuple(r) for r in db.execute(sql + " LIMIT ?", [limit]).fetchall()]
-        return [tuple(r) for r in db.execute(sql).fetchall()]
+    with store.snapshot() as conn:
+        return stored_labels.pending_answers(conn, limit)
 
 
 def count_pending(conn) -> int:
-    """Answers without a label (``conn``: a read connection). An answer whose question the retention
-    policy removed (``redacted_at`` set) is never labelled: there is no text left to classify."""
-    return conn.execute("SELECT COUNT(*) FROM answers a LEFT JOIN answer_labels l ON l.answer_id = a.answer_id "
-                        "WHERE l.answer_id IS NULL AND a.redacted_at IS NULL").fetchone()[0]
+    """Answers without a label (``conn``: from `FeedbackStore.snapshot`). An answer whose question the
+    retention policy removed (``redacted_at`` set) is never labelled: there is no text left to classify."""
+    return stored_labels.count_pending(conn)
 
 
 def topic_labels(conn) -> dict[int, str]:
-    """topic_id → label of every topic (``conn``: a read connection)."""
-    return {r[0]: r[1] for r in conn.execute("SELECT topic_id, label FROM topics")}
+    """topic_id → label of every topic (``conn``: from `FeedbackStore.snapshot`)."""
+    return stored_labels.topic_labels(conn)
 
 
 def _label(text: str) -> str:
@@ -273,7 +266,7 @@ def label_before_signal(ctx, cfg: ClassificationConfig) -> LabelReport | None:
     """
     if not cfg.label_before_signals or ctx.kb is None:
         return None
-    with reading(ctx.store) as db:
-        if count_pending(db.conn) == 0:
+    with ctx.store.snapshot() as conn:
+        if count_pending(conn) == 0:
             return None
     return label_pending(ctx.store, ctx.kb.embedder, cfg, now=ctx.now)

@@ -6,18 +6,20 @@ The fused score (seed 004 §5, "C22 fused_score"; weights in `config.monitoring.
 - the retrieval confidence ``top_score`` when nobody voted or reported the answer;
 - otherwise ``(w_t · up / (up + down + w_f · flags) + w_c · top_score) / (w_t + w_c)``.
 
-Everything is computed in SQLite (one GROUP BY per table), never by loading answers into Python; the
-per-answer expression is `fused_sql`, and `fused_quality` is the same formula in Python for tests.
+Everything is computed in the database (one GROUP BY per table, `feedback.windows`), never by loading answers
+into Python; `fused_quality` is the same formula in Python for tests.
 Citation counts are reported here but never feed ranking (seed 004 §13.7).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from config.monitoring import QualityConfig
-from jobs._common import rows
+from feedback import windows
+from feedback.windows import FusedWeights
 
 
 def fused_quality(*, refused: bool, up: int, down: int, flags: int, top_score: float, cfg: QualityConfig) -> float:
@@ -30,42 +32,17 @@ def fused_quality(*, refused: bool, up: int, down: int, flags: int, top_score: f
     return (cfg.thumbs_weight * thumbs + cfg.confidence_weight * top_score) / (cfg.thumbs_weight + cfg.confidence_weight)
 
 
-def fused_sql(cfg: QualityConfig) -> str:
-    """SQL expression of `fused_quality` over columns ``refused, up, down, flags, top_score``.
-
-    The weights are floats from a validated config, inlined with ``repr`` (no user text reaches the SQL).
-    """
-    wt, wc, wf = (float(cfg.thumbs_weight), float(cfg.confidence_weight), float(cfg.flag_weight))
-    return (
-        "CASE WHEN refused THEN 0.0 WHEN up + down + flags = 0 THEN top_score "
-        f"ELSE ({wt!r} * up / (up + down + {wf!r} * flags) + {wc!r} * top_score) / {wt + wc!r} END"
-    )
+def weights(cfg: QualityConfig) -> FusedWeights:
+    """The fused-score weights of ``cfg`` for `feedback.windows`."""
+    return FusedWeights(thumbs=cfg.thumbs_weight, confidence=cfg.confidence_weight, flags=cfg.flag_weight)
 
 
-def answer_quality_cte(cfg: QualityConfig) -> str:
-    """A ``WITH`` clause defining ``q(answer_id, created_at, refused, top_score, up, down, flags, fused)``.
-
-    Parameters: ``:since`` and ``:until`` (store time text) select answers by ``created_at``; votes and
-    flags are those on these answers, whenever they were cast. Read from covering indexes (answers by
-    time, votes by answer and value) with one probe per answer: ~0.3 s for 25k answers and 300k votes.
-    """
-    return f"""
-        WITH a AS MATERIALIZED (
-            SELECT answer_id, created_at, refused, top_score FROM answers
-            WHERE created_at >= :since AND created_at < :until
-        ),
-        q0 AS MATERIALIZED (
-            SELECT a.*,
-                   (SELECT COUNT(*) FROM votes WHERE votes.answer_id = a.answer_id AND votes.value = 'up') AS up,
-                   (SELECT COUNT(*) FROM votes WHERE votes.answer_id = a.answer_id AND votes.value = 'down') AS down,
-                   (SELECT COUNT(*) FROM flags WHERE flags.answer_id = a.answer_id) AS flags
-            FROM a
-        ),
-        q AS (SELECT q0.*, {fused_sql(cfg)} AS fused FROM q0)
-    """
+def answer_quality(conn: Connection, cfg: QualityConfig, since: str, until: str) -> dict[str, float]:
+    """answer_id → fused quality of every answer created in ``[since, until)`` (`feedback.windows.answer_quality`)."""
+    return windows.answer_quality(conn, since, until, weights(cfg))
 
 
-def document_aggregates(conn: sqlite3.Connection, cfg: QualityConfig, since: str, until: str) -> dict[str, dict[str, Any]]:
+def document_aggregates(conn: Connection, cfg: QualityConfig, since: str, until: str) -> dict[str, dict[str, Any]]:
     """Quality of the answers that cited each document, over answers created in ``[since, until)``.
 
     Args:
@@ -79,28 +56,9 @@ def document_aggregates(conn: sqlite3.Connection, cfg: QualityConfig, since: str
         (float in [0, 1])}.
         Documents never cited in the window are absent.
     """
-    found = rows(
-        conn,
-        answer_quality_cte(cfg) + """
-        SELECT c.doc_id AS doc_id, COUNT(*) AS citations, SUM(q.up) AS up, SUM(q.down) AS down,
-               SUM(q.flags) AS flags, SUM(q.flags > 0) AS reported, AVG(q.fused) AS fused
-        FROM citations c JOIN q ON q.answer_id = c.answer_id
-        GROUP BY c.doc_id
-        """,
-        {"since": since, "until": until},
-    )
-    return {r.pop("doc_id"): r for r in found}
+    return windows.document_quality(conn, since, until, weights(cfg))
 
 
-def answer_quality_summary(conn: sqlite3.Connection, cfg: QualityConfig, since: str, until: str) -> dict[str, Any]:
+def answer_quality_summary(conn: Connection, cfg: QualityConfig, since: str, until: str) -> dict[str, Any]:
     """Window-wide figures: answers, refusals, votes, flags and the mean fused quality (None when no answers)."""
-    (row,) = rows(
-        conn,
-        answer_quality_cte(cfg) + """
-        SELECT COUNT(*) AS answers, COALESCE(SUM(refused), 0) AS refusals, COALESCE(SUM(up), 0) AS up,
-               COALESCE(SUM(down), 0) AS down, COALESCE(SUM(flags), 0) AS flags, AVG(fused) AS fused
-        FROM q
-        """,
-        {"since": since, "until": until},
-    )
-    return row
+    return windows.quality_summary(conn, since, until, weights(cfg))

@@ -27,8 +27,10 @@ from datetime import datetime, timedelta
 import structlog
 
 from config.alerts import AlertsConfig
+from feedback import alerting as alert_store
+from feedback import windows
 from jobs import alerts, report_charts
-from jobs._store import iso, parse_iso, reading, rows
+from jobs._common import iso
 from jobs.findings import JobContext
 from jobs.key_figures import KeyFigures, key_figures, weekly_series
 
@@ -209,9 +211,7 @@ def _bad_documents_panel(store, summaries: dict, documents: dict[str, dict], now
     worst = _worst_from_summary(summaries.get("bad_docs")) or _worst_from_store(store, now)
     if not worst:
         return _no_data(f"no document has {MIN_VOTES}+ votes in the last {LOOKBACK_DAYS} days")
-    with reading(store) as db:
-        flagged = {doc for (doc,) in db.execute(
-            "SELECT json_extract(labels, '$.doc_id') FROM alerts WHERE alert = 'bad_document' AND state = 'firing'")}
+    flagged = {a.labels.get("doc_id") for a in _alerts(store, ("firing",)) if a.alert == "bad_document"}
     titles = [r.get("title") or (documents.get(r["doc_id"]) or {}).get("title") or r["doc_id"] for r in worst]
     votes = [r["up"] + r["down"] for r in worst]
     rates = [r["up"] / n for r, n in zip(worst, votes)]
@@ -232,13 +232,8 @@ def _worst_from_summary(summary) -> list[dict]:
 
 
 def _worst_from_store(store, now: datetime) -> list[dict]:
-    with reading(store) as db:
-        per_doc = rows(db, """
-            SELECT c.doc_id, count(DISTINCT c.answer_id) AS cited,
-                   coalesce(sum(v.value = 'up'), 0) AS up, coalesce(sum(v.value = 'down'), 0) AS down
-            FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-            LEFT JOIN votes v ON v.answer_id = c.answer_id
-            WHERE a.created_at >= ? GROUP BY c.doc_id""", [iso(now - timedelta(days=LOOKBACK_DAYS))])
+    with store.snapshot() as conn:
+        per_doc = windows.document_votes(conn, iso(now - timedelta(days=LOOKBACK_DAYS)))
     ranked = [r for r in per_doc if r["up"] + r["down"] >= MIN_VOTES]
     ranked.sort(key=lambda r: (_wilson_upper(r["up"], r["up"] + r["down"]), -r["cited"]))
     return ranked[:10]
@@ -260,10 +255,10 @@ def _citation_panel(store, now: datetime, charts: dict[str, bytes]) -> str:
 
 
 def _drift_panel(store, summaries: dict, now: datetime) -> str:
-    with reading(store) as db:
-        found = [alerts.Alert.from_row(r) for r in rows(
-            db, "SELECT * FROM alerts WHERE alert LIKE 'drift%' AND last_evaluated_at >= ? ORDER BY last_evaluated_at DESC",
-            [iso(now - timedelta(days=30))])]
+    cutoff = now - timedelta(days=30)
+    found = sorted((a for a in _alerts(store, alerts.STATES)
+                    if a.alert.startswith("drift") and a.last_evaluated_at and a.last_evaluated_at >= cutoff),
+                   key=lambda a: a.last_evaluated_at, reverse=True)
     metrics = ((summaries.get("drift") or {}).get("metrics") or {}) if isinstance(summaries.get("drift"), dict) else {}
     parts = []
     if metrics:
@@ -302,6 +297,12 @@ def _documents(kb) -> dict[str, dict]:
         return {}
 
 
+def _alerts(store, states) -> list[alerts.Alert]:
+    """The alerts in ``states`` (any of `jobs.alerts.STATES`), through the alert store's query functions."""
+    with store.snapshot() as conn:
+        return [alerts.Alert.from_row(r) for r in alert_store.alerts_in_states(conn, states)]
+
+
 def _cells_from_summary(summary) -> list[tuple[str, str, int, float | None]]:
     cells = (summary or {}).get("cells") if isinstance(summary, dict) else None
     found = []
@@ -317,14 +318,8 @@ def _cells_from_summary(summary) -> list[tuple[str, str, int, float | None]]:
 
 def _cells_from_store(store, now: datetime) -> list[tuple[str, str, int, float | None]]:
     """Cells from the question labels (``answer_labels`` + ``topics``) when the coverage summary is missing."""
-    with reading(store) as db:
-        if not {"answer_labels", "topics"} <= set(db.table_names()):
-            return []
-        found = rows(db, """
-            SELECT l.intent AS intent, coalesce(nullif(t.label, ''), 'topic ' || t.topic_id) AS topic,
-                   count(*) AS n, sum(a.refused) AS refused
-            FROM answers a JOIN answer_labels l ON l.answer_id = a.answer_id JOIN topics t ON t.topic_id = l.topic_id
-            WHERE a.created_at >= ? GROUP BY 1, 2""", [iso(now - timedelta(days=LOOKBACK_DAYS))])
+    with store.snapshot() as conn:
+        found = windows.labelled_cells(conn, iso(now - timedelta(days=LOOKBACK_DAYS)))
     return [(str(r["intent"]), str(r["topic"]), r["n"], r["refused"] / r["n"]) for r in found if r["n"]]
 
 
@@ -345,7 +340,7 @@ def _wilson_upper(k: int, n: int, z: float = 1.96) -> float:
 
 def _parse(text) -> datetime | None:
     try:
-        moment = parse_iso(text) if text else None
+        moment = datetime.fromisoformat(text) if text else None
     except (TypeError, ValueError):
         return None
     if moment is not None and moment.tzinfo is None:

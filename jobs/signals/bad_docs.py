@@ -32,32 +32,15 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import (SignalResult, fold_aliases, index_documents, iso, monitoring_config, rows, snapshot,
-                          status_of, window)
+from feedback import windows
+from jobs._common import (SignalResult, fold_aliases, index_documents, iso, monitoring_config, snapshot, status_of,
+                          window)
 from jobs.findings import Finding, JobContext
 from jobs.quality import document_aggregates
 from jobs.review import Candidate, filing_job
 from jobs.stats import posterior_below, wilson_interval
 
 SIGNAL = "bad_docs"
-
-_TOPICS_SQL = """
-    SELECT c.doc_id AS doc_id, l.topic_id AS topic_id, COUNT(*) AS n
-    FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN answer_labels l ON l.answer_id = a.answer_id
-    WHERE a.created_at >= :since AND a.created_at < :until
-    GROUP BY c.doc_id, l.topic_id
-"""
-_SPIKE_SQL = """
-    WITH fc AS (
-        SELECT DISTINCT f.answer_id, f.user_id, f.created_at,
-               substr(c.doc_id, 1, instr(c.doc_id, ':') - 1) AS collection
-        FROM flags f JOIN citations c ON c.answer_id = f.answer_id
-        WHERE f.created_at >= :since AND f.created_at < :until
-    )
-    SELECT collection, SUM(created_at >= :spike_since) AS recent, COUNT(*) AS total
-    FROM fc WHERE collection != '' GROUP BY collection
-"""
-
 
 def check(ctx: JobContext) -> SignalResult:
     """Judges every document cited in the window, and looks for wrong-answer spikes.
@@ -76,8 +59,8 @@ def check(ctx: JobContext) -> SignalResult:
     with snapshot(ctx.store) as conn:
         # feedback on a renamed page's old paths (front matter `redirect_from`) counts for the current page
         aggregates = fold_aliases(document_aggregates(conn, cfg.quality, since, until), docs)
-        topic_rows = rows(conn, _TOPICS_SQL, {"since": since, "until": until})
-        spike_rows = rows(conn, _SPIKE_SQL, {"since": since, "until": until, "spike_since": spike_since})
+        topic_rows = windows.topic_citations(conn, since, until)
+        spike_rows = windows.collection_reports(conn, since, until, spike_since)
         table = [_row(doc_id, agg, docs.get(doc_id, {}), level, bd) for doc_id, agg in aggregates.items()
                  if _judged(doc_id, docs)]
         bad = [r for r in table if r["reasons"]]
@@ -160,31 +143,6 @@ def _row(doc_id: str, agg: dict, doc: dict, level: float, bd) -> dict[str, Any]:
     }
 
 
-_EVIDENCE_SQL = """
-    SELECT * FROM (
-        SELECT a.answer_id AS answer_id, a.question AS question, a.created_at AS created_at,
-               (SELECT COUNT(*) FROM votes v WHERE v.answer_id = a.answer_id AND v.value = 'down') AS down,
-               (SELECT COUNT(*) FROM flags f WHERE f.answer_id = a.answer_id) AS reports
-        FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-        WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
-    ) WHERE down > 0 OR reports > 0
-    ORDER BY reports DESC, created_at DESC LIMIT :limit
-"""
-_REASONS_SQL = """
-    SELECT v.reason AS reason, COUNT(*) AS n
-    FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN votes v ON v.answer_id = a.answer_id
-    WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
-      AND v.value = 'down' AND v.reason IS NOT NULL
-    GROUP BY v.reason ORDER BY n DESC, reason
-"""
-_COCITED_SQL = """
-    SELECT c2.doc_id AS doc_id, COUNT(*) AS n
-    FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN citations c2 ON c2.answer_id = c.answer_id
-    WHERE c.doc_id = :doc AND c2.doc_id != :doc AND a.created_at >= :since AND a.created_at < :until
-    GROUP BY c2.doc_id ORDER BY n DESC, c2.doc_id LIMIT 20
-"""
-
-
 def _evidence(conn, doc_id: str, docs: dict[str, dict], topic_rows: list[dict], bd, since: str, until: str) -> dict:
     """What a person needs to judge a flagged document.
 
@@ -194,12 +152,11 @@ def _evidence(conn, doc_id: str, docs: dict[str, dict], topic_rows: list[dict], 
         voters gave them), "newer_version": doc_id or "", "related": [{"doc_id", "title", "citations"}] other
         active pages on its topics (labelled topics; else the pages cited beside it)}.
     """
-    params = {"doc": doc_id, "since": since, "until": until, "limit": bd.evidence_samples}
-    answers = rows(conn, _EVIDENCE_SQL, params)
-    reasons = {r["reason"]: r["n"] for r in rows(conn, _REASONS_SQL, params)}  # votes.reason: migration 5
+    answers = windows.document_evidence(conn, doc_id, since, until, bd.evidence_samples)
+    reasons = windows.document_down_reasons(conn, doc_id, since, until)
     related = _related(doc_id, docs, topic_rows, bd) or [
         {"doc_id": r["doc_id"], "title": docs.get(r["doc_id"], {}).get("title", r["doc_id"]), "citations": r["n"]}
-        for r in rows(conn, _COCITED_SQL, params) if _judged(r["doc_id"], docs)
+        for r in windows.cocited_documents(conn, doc_id, since, until) if _judged(r["doc_id"], docs)
     ]
     return {"answers": answers, "down_reasons": reasons, "newer_version": newer_version(doc_id, docs),
             "related": related[:5]}
@@ -321,17 +278,6 @@ def _bad_finding(row: dict, bd) -> Finding:
     )
 
 
-_SPIKE_ANSWERS_SQL = """
-    SELECT f.answer_id AS answer_id, a.question AS question, COUNT(DISTINCT f.user_id) AS reporters,
-           MAX(f.created_at) AS last_report
-    FROM flags f JOIN answers a ON a.answer_id = f.answer_id
-    WHERE f.created_at >= :since AND f.created_at < :until
-      AND EXISTS (SELECT 1 FROM citations c WHERE c.answer_id = f.answer_id
-                  AND substr(c.doc_id, 1, instr(c.doc_id, ':') - 1) = :collection)
-    GROUP BY f.answer_id ORDER BY reporters DESC, last_report DESC
-"""
-
-
 def _spike_evidence(conn, collection: str, since: str, until: str, bd) -> dict:
     """The reported answers of a spike and the documents of ``collection`` they cited.
 
@@ -340,14 +286,12 @@ def _spike_evidence(conn, collection: str, since: str, until: str, bd) -> dict:
         "answer_ids": every reported answer id, "documents": [{"doc_id", "reported_answers"}] most reported
         first, "distinct_answers": how many different answers were reported}.
     """
-    answers = rows(conn, _SPIKE_ANSWERS_SQL, {"since": since, "until": until, "collection": collection})
+    answers = windows.reported_answers(conn, since, until, collection)
     ids = [a["answer_id"] for a in answers]
     per_doc: dict[str, int] = defaultdict(int)
-    for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-        marks = ",".join("?" * len(chunk))
-        for (doc_id,) in conn.execute(f"SELECT doc_id FROM citations WHERE answer_id IN ({marks})", chunk):
-            if doc_id.split(":", 1)[0] == collection:
-                per_doc[doc_id] += 1
+    for cited in windows.cited_documents(conn, ids):
+        if windows.collection_of(cited["doc_id"]) == collection:
+            per_doc[cited["doc_id"]] += 1
     documents = [{"doc_id": d, "reported_answers": n} for d, n in sorted(per_doc.items(), key=lambda kv: (-kv[1], kv[0]))]
     return {"answers": answers[:bd.evidence_samples], "answer_ids": ids, "documents": documents,
             "distinct_answers": len(ids)}

@@ -24,52 +24,13 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, index_documents, is_active, iso, monitoring_config, rows, snapshot, status_of, window
+from feedback import windows
+from jobs._common import SignalResult, index_documents, is_active, iso, monitoring_config, snapshot, status_of, window
 from jobs.findings import Finding, JobContext
 from jobs.review import Candidate, PRIORITY_OF_SEVERITY, filing_job
 from jobs.stats import clearly_above, gini, top_share, wilson_interval
 
 SIGNAL = "citation_health"
-
-_ANSWERS_SQL = """
-    SELECT COUNT(*) AS answers, COALESCE(SUM(refused = 0), 0) AS answered,
-           COALESCE(SUM(CASE WHEN refused = 0 THEN n_cit END), 0) AS citations,
-           COALESCE(SUM(refused = 0 AND n_cit = 0), 0) AS no_citation
-    FROM (SELECT a.refused, (SELECT COUNT(*) FROM citations c WHERE c.answer_id = a.answer_id) AS n_cit
-          FROM answers a WHERE a.created_at >= :since AND a.created_at < :until)
-"""
-_PER_DOC_SQL = """
-    SELECT c.doc_id, COUNT(*) FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-    WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0 GROUP BY c.doc_id
-"""
-_CHUNKS_SQL = """
-    WITH a AS MATERIALIZED (
-        SELECT answer_id FROM answers WHERE created_at >= :since AND created_at < :until AND refused = 0
-    ),
-    cited AS MATERIALIZED (
-        SELECT DISTINCT p.answer_id, p.doc_id, p.chunk_id
-        FROM a JOIN answer_passages p ON p.answer_id = a.answer_id
-        JOIN citations c ON c.answer_id = p.answer_id AND c.doc_id = p.doc_id
-        WHERE p.score >= :low
-    )
-    SELECT (SELECT COUNT(*) FROM cited) AS chunk_citations,
-           (SELECT COUNT(DISTINCT chunk_id) FROM cited) AS distinct_chunks,
-           (SELECT COUNT(*) FROM (SELECT DISTINCT answer_id, doc_id FROM cited)) AS chunk_level
-"""
-_TREND_SQL = """
-    SELECT CAST((julianday(:until) - julianday(a.created_at)) / 7 AS INTEGER) AS week, c.doc_id AS doc_id,
-           COUNT(*) AS n
-    FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-    WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0
-    GROUP BY week, c.doc_id
-"""
-_TREND_ANSWERS_SQL = """
-    SELECT CAST((julianday(:until) - julianday(a.created_at)) / 7 AS INTEGER) AS week, COUNT(*) AS answered,
-           SUM((SELECT COUNT(*) FROM citations c WHERE c.answer_id = a.answer_id) = 0) AS no_citation
-    FROM answers a WHERE a.created_at >= :since AND a.created_at < :until AND a.refused = 0
-    GROUP BY week
-"""
-
 
 def check(ctx: JobContext) -> SignalResult:
     """Computes the citation-health figures of the window and the weekly trend.
@@ -84,13 +45,12 @@ def check(ctx: JobContext) -> SignalResult:
     ch, level = cfg.citation_health, cfg.confidence_level
     since, until = window(ctx.now, ch.window_days)
     trend_since = iso(ctx.now - timedelta(weeks=ch.trend_weeks))
-    params = {"since": since, "until": until, "low": float(ctx.settings.answer.low)}
     with snapshot(ctx.store) as conn:
-        (totals,) = rows(conn, _ANSWERS_SQL, params)
-        per_doc = dict(conn.execute(_PER_DOC_SQL, params).fetchall())
-        (chunks,) = rows(conn, _CHUNKS_SQL, params)
-        trend_docs = rows(conn, _TREND_SQL, {"since": trend_since, "until": until})
-        trend_answers = rows(conn, _TREND_ANSWERS_SQL, {"since": trend_since, "until": until})
+        totals = windows.citation_totals(conn, since, until)
+        per_doc = windows.citations_per_document(conn, since, until, answered_only=True)
+        chunks = windows.chunk_citations(conn, since, until, float(ctx.settings.answer.low))
+        trend_docs = windows.weekly_document_citations(conn, trend_since, until)
+        trend_answers = windows.weekly_answered(conn, trend_since, until)
     docs = index_documents(ctx)
     population = ([d["doc_id"] for d in docs.values() if is_active(d, ctx.now)] if docs is not None else None)
     answered, cites = totals["answered"], totals["citations"]

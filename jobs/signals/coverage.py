@@ -17,9 +17,10 @@ Gaps are ranked by questions; the top ``top_gaps`` become review items with the 
 
 from __future__ import annotations
 
-from typing import Any
 
-from jobs._common import SignalResult, monitoring_config, rows, snapshot, status_of, window
+from feedback import labels as stored_labels
+from feedback import windows
+from jobs._common import SignalResult, monitoring_config, snapshot, status_of, window
 from jobs.classify import count_pending, label_before_signal, topic_labels
 from jobs.findings import Finding, JobContext
 from jobs.question_gaps import QuestionGap, find_gaps
@@ -28,29 +29,6 @@ from jobs.stats import clearly_above, clearly_below, wilson_interval
 
 SIGNAL = "coverage"
 ALERT = "coverage_gap"
-
-_CELLS_SQL = """
-    WITH a AS MATERIALIZED (
-        SELECT l.answer_id, l.intent, l.topic_id, answers.refused,
-               (SELECT COUNT(*) FROM votes WHERE votes.answer_id = l.answer_id AND votes.value = 'up') AS up,
-               (SELECT COUNT(*) FROM votes WHERE votes.answer_id = l.answer_id AND votes.value = 'down') AS down
-        FROM answer_labels l JOIN answers ON answers.answer_id = l.answer_id
-        WHERE l.created_at >= :since AND l.created_at < :until
-    ),
-    rd AS (
-        -- relevant documents per answered question; a refusal has none by definition (nothing >= low)
-        SELECT a.answer_id, COUNT(DISTINCT p.doc_id) AS docs
-        FROM a JOIN answer_passages p ON p.answer_id = a.answer_id
-        WHERE a.refused = 0 AND p.score >= :low
-        GROUP BY a.answer_id
-    )
-    SELECT a.intent AS intent, a.topic_id AS topic_id, COUNT(*) AS n, SUM(a.refused) AS refusals,
-           AVG(COALESCE(rd.docs, 0)) AS avg_retrieved, SUM(a.up) AS up, SUM(a.down) AS down
-    FROM a LEFT JOIN rd ON rd.answer_id = a.answer_id
-    GROUP BY a.intent, a.topic_id
-    ORDER BY n DESC, a.intent, a.topic_id
-"""
-
 
 def check(ctx: JobContext) -> SignalResult:
     """Evaluates every intent × topic cell of the window (labelling pending answers first when possible).
@@ -67,7 +45,7 @@ def check(ctx: JobContext) -> SignalResult:
     since, until = window(ctx.now, cov.window_days)
     scan = find_gaps(ctx.store, ctx.kb, cov.questions, now=ctx.now)
     with snapshot(ctx.store) as conn:
-        cells = rows(conn, _CELLS_SQL, {"since": since, "until": until, "low": float(ctx.settings.answer.low)})
+        cells = windows.coverage_cells(conn, since, until, float(ctx.settings.answer.low))
         labels = topic_labels(conn)
         unlabelled = count_pending(conn)
         in_cells = _gap_cells(conn, scan.gaps)
@@ -126,13 +104,8 @@ def _gap_cells(conn, gaps: list[QuestionGap]) -> dict[tuple[str, int], set[str]]
     """(intent, topic_id) → keys of the gaps with a question labelled in that cell (``answer_labels``)."""
     found: dict[tuple[str, int], set[str]] = {}
     for gap in gaps:
-        ids = gap.answer_ids
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for intent, topic_id in conn.execute(
-                    f"SELECT intent, topic_id FROM answer_labels WHERE answer_id IN ({marks})", part):
-                found.setdefault((intent, topic_id), set()).add(gap.key)
+        for label in stored_labels.labels_of_answers(conn, gap.answer_ids):
+            found.setdefault((label["intent"], label["topic_id"]), set()).add(gap.key)
     return found
 
 

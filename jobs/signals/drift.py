@@ -22,36 +22,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from jobs._common import SignalResult, iso, monitoring_config, rows, snapshot, status_of
+from feedback import windows
+from jobs._common import SignalResult, iso, monitoring_config, snapshot, status_of
 from jobs.classify import label_before_signal, topic_labels
 from jobs.findings import Finding, JobContext
 from jobs.review import Candidate, filing_job
 from jobs.stats import compare_distributions
 
 SIGNAL = "drift"
-
-#: metric → SQL yielding (category, recent, baseline) counts; :start, :split, :until bound the windows.
-_METRIC_SQL = {
-    "intent": """
-        SELECT intent AS category, SUM(created_at >= :split) AS recent, SUM(created_at < :split) AS baseline
-        FROM answer_labels WHERE created_at >= :start AND created_at < :until GROUP BY intent
-    """,
-    "topic": """
-        SELECT CAST(topic_id AS TEXT) AS category, SUM(created_at >= :split) AS recent,
-               SUM(created_at < :split) AS baseline
-        FROM answer_labels WHERE created_at >= :start AND created_at < :until GROUP BY topic_id
-    """,
-    "cited_doc": """
-        SELECT c.doc_id AS category, SUM(a.created_at >= :split) AS recent, SUM(a.created_at < :split) AS baseline
-        FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-        WHERE a.created_at >= :start AND a.created_at < :until GROUP BY c.doc_id
-    """,
-    "language": """
-        SELECT a.language AS category, SUM(a.created_at >= :split) AS recent, SUM(a.created_at < :split) AS baseline
-        FROM answers a WHERE a.created_at >= :start AND a.created_at < :until GROUP BY a.language
-    """,
-}
-
 
 def check(ctx: JobContext) -> SignalResult:
     """Compares the recent and baseline distributions of every configured metric.
@@ -69,7 +47,8 @@ def check(ctx: JobContext) -> SignalResult:
     split_at = ctx.now - timedelta(days=dr.recent_days)
     params = {"start": iso(split_at - timedelta(days=dr.baseline_days)), "split": iso(split_at), "until": iso(ctx.now)}
     with snapshot(ctx.store) as conn:
-        counts = {m: rows(conn, _METRIC_SQL[m], params) for m in dr.metrics}
+        counts = {m: windows.split_counts(conn, m, params["start"], params["split"], params["until"])
+                  for m in dr.metrics}
         labels = topic_labels(conn) if "topic" in dr.metrics else {}
     status: dict[str, Any] = {"recent": [params["split"], params["until"]],
                               "baseline": [params["start"], params["split"]], "metrics": {}}

@@ -25,6 +25,7 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
+from feedback import windows
 from jobs._common import (SignalResult, fold_citations, index_documents, is_active, monitoring_config, parse_time,
                           snapshot, status_of, window)
 from jobs.doc_state import age_days, is_stale, source_state
@@ -38,12 +39,6 @@ AGE_BUCKETS = (30, 90, 180, 365)
 TIMELINE_WEEKS = 8
 #: Documents listed per collection in annotations and status.
 TOP_ITEMS = 10
-
-_CITATIONS_SQL = """
-    SELECT c.doc_id, COUNT(*) FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-    WHERE a.created_at >= ? AND a.created_at < ? GROUP BY c.doc_id
-"""
-
 
 def check(ctx: JobContext) -> SignalResult:
     """Audits every active document of the live index.
@@ -60,7 +55,7 @@ def check(ctx: JobContext) -> SignalResult:
         return SignalResult({"status": "no_index", "collections": {}})
     since, until = window(ctx.now, fresh.citation_window_days)
     with snapshot(ctx.store) as conn:
-        citations = dict(conn.execute(_CITATIONS_SQL, [since, until]).fetchall())
+        citations = windows.citations_per_document(conn, since, until)
     active = [d for d in docs.values() if is_active(d, ctx.now)]
     missing_roots = _missing_roots(ctx, {d["collection"] for d in active})
     per_collection: dict[str, dict[str, Any]] = defaultdict(lambda: {"active": 0, "stale": []})

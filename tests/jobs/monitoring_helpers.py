@@ -28,6 +28,13 @@ def store(tmp_path):
 
 
 @pytest.fixture
+def any_store(store_target):
+    """The store on each backend in turn: a SQLite file, then a real PostgreSQL database (`tests.postgres`)."""
+    with FeedbackStore.open(store_target) as opened:
+        yield opened
+
+
+@pytest.fixture
 def ctx(store, tmp_path, sample_settings, sample_kb):
     """A JobContext over the sample knowledge base (read-only) and this test's store, now = the real time."""
     return make_ctx(store, tmp_path, sample_settings, sample_kb)

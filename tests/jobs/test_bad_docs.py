@@ -12,7 +12,14 @@ from jobs.review import items
 from knowledge import KnowledgeBase
 from jobs.signals import bad_docs
 from tests.conftest import CORPUS, copy_pages, needs_shared
-from tests.jobs.monitoring_helpers import add_answer, by_alert, ctx, label, make_ctx, store  # noqa: F401
+from tests.jobs.monitoring_helpers import add_answer, by_alert, label, make_ctx, store, any_store  # noqa: F401
+
+
+@pytest.fixture
+def ctx(any_store, tmp_path, sample_settings, sample_kb):  # noqa: F811
+    """This module's signal on each backend: a SQLite file, then PostgreSQL (`monitoring_helpers.any_store`)."""
+    return make_ctx(any_store, tmp_path, sample_settings, sample_kb)
+
 
 BAD, GOOD = "runbooks:disk-full.md", "runbooks:incident-response.md"
 

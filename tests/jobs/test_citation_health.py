@@ -6,7 +6,13 @@ import pytest
 
 from jobs._common import is_active
 from jobs.signals import citation_health
-from tests.jobs.monitoring_helpers import add_answer, by_alert, ctx, store  # noqa: F401
+from tests.jobs.monitoring_helpers import add_answer, by_alert, store, any_store, make_ctx  # noqa: F401
+
+
+@pytest.fixture
+def ctx(any_store, tmp_path, sample_settings, sample_kb):  # noqa: F811
+    """This module's signal on each backend: a SQLite file, then PostgreSQL (`monitoring_helpers.any_store`)."""
+    return make_ctx(any_store, tmp_path, sample_settings, sample_kb)
 
 
 def test_too_few_answers_is_insufficient_data(ctx) -> None:  # noqa: F811

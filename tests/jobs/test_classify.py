@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from config.monitoring import load_monitoring_config
+from feedback.db import rows
 from jobs.classify import IntentClassifier, label_pending
-from tests.jobs.monitoring_helpers import add_answer, store  # noqa: F401
+from tests.jobs.monitoring_helpers import add_answer, any_store  # noqa: F401
 
 #: Hand-labelled questions (English, Korean, Japanese), in the style of the sample KB's users.
 LABELLED = [
@@ -58,14 +59,17 @@ def test_intent_accuracy_on_the_labelled_set(embedder, classification) -> None:
 
 
 def _labels(store):
-    return {r["answer_id"]: (r["intent"], r["topic_id"]) for r in store.db.query("SELECT * FROM answer_labels")}
+    with store.snapshot() as conn:
+        return {r["answer_id"]: (r["intent"], r["topic_id"]) for r in rows(conn, "SELECT * FROM answer_labels")}
 
 
 def _topics(store):
-    return {r["topic_id"]: (r["label"], r["n"]) for r in store.db.query("SELECT topic_id, label, n FROM topics")}
+    with store.snapshot() as conn:
+        return {r["topic_id"]: (r["label"], r["n"]) for r in rows(conn, "SELECT topic_id, label, n FROM topics")}
 
 
-def test_topics_are_stable_across_runs(store, embedder, classification) -> None:  # noqa: F811
+def test_topics_are_stable_across_runs(any_store, embedder, classification) -> None:  # noqa: F811
+    store = any_store  # on SQLite, then on PostgreSQL
     now = datetime.now(timezone.utc)
     first = [
         "what's the parental leave policy?", "how many weeks of parental leave do new fathers get?",

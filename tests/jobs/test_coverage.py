@@ -7,9 +7,18 @@ import dataclasses
 import html
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from jobs.review import items
 from jobs.signals import coverage
-from tests.jobs.monitoring_helpers import add_answer, by_alert, ctx, store  # noqa: F401
+from tests.jobs.monitoring_helpers import add_answer, by_alert, store, any_store, make_ctx  # noqa: F401
+
+
+@pytest.fixture
+def ctx(any_store, tmp_path, sample_settings, sample_kb):  # noqa: F811
+    """This module's signal on each backend: a SQLite file, then PostgreSQL (`monitoring_helpers.any_store`)."""
+    return make_ctx(any_store, tmp_path, sample_settings, sample_kb)
+
 
 LEAVE = ["what's the parental leave policy?", "what is our parental leave policy for new fathers?",
          "parental leave policy for adoptive parents?", "is parental leave paid under our policy?",

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from jobs.review import items
 from jobs.signals import drift
-from tests.jobs.monitoring_helpers import add_answer, by_alert, ctx, label, store  # noqa: F401
+from tests.jobs.monitoring_helpers import add_answer, by_alert, label, store, any_store, make_ctx  # noqa: F401
+
+
+@pytest.fixture
+def ctx(any_store, tmp_path, sample_settings, sample_kb):  # noqa: F811
+    """This module's signal on each backend: a SQLite file, then PostgreSQL (`monitoring_helpers.any_store`)."""
+    return make_ctx(any_store, tmp_path, sample_settings, sample_kb)
+
 
 NOW = datetime.now(timezone.utc)
 

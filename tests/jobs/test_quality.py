@@ -1,4 +1,4 @@
-"""Fused per-answer quality and per-document aggregates, computed in SQLite."""
+"""Fused per-answer quality and per-document aggregates, computed in the database (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from config.monitoring import QualityConfig
 from jobs._common import snapshot, window
-from jobs.quality import answer_quality_cte, answer_quality_summary, document_aggregates, fused_quality
-from tests.jobs.monitoring_helpers import add_answer, store  # noqa: F401
+from jobs.quality import answer_quality, answer_quality_summary, document_aggregates, fused_quality
+from tests.jobs.monitoring_helpers import add_answer, any_store  # noqa: F401
 
 CFG = QualityConfig()
 
@@ -25,7 +25,8 @@ def test_fused_quality_cases(kwargs, expected) -> None:
     assert fused_quality(cfg=CFG, **kwargs) == pytest.approx(expected)
 
 
-def test_sql_matches_python_and_documents_aggregate(store) -> None:  # noqa: F811
+def test_sql_matches_python_and_documents_aggregate(any_store) -> None:  # noqa: F811
+    store = any_store
     cases = [
         dict(cited=("api:errors.md",), votes=("up", "up"), top_score=0.9),
         dict(cited=("api:errors.md", "api:rate-limits.md"), votes=("down",), flags=1, top_score=0.7),
@@ -37,7 +38,7 @@ def test_sql_matches_python_and_documents_aggregate(store) -> None:  # noqa: F81
                      created_at=datetime.now(timezone.utc) - timedelta(days=60))  # outside the window
     since, until = window(datetime.now(timezone.utc), 30)
     with snapshot(store) as conn:
-        fused = dict(conn.execute(answer_quality_cte(CFG) + "SELECT answer_id, fused FROM q", {"since": since, "until": until}).fetchall())
+        fused = answer_quality(conn, CFG, since, until)
         docs = document_aggregates(conn, CFG, since, until)
         summary = answer_quality_summary(conn, CFG, since, until)
     assert old not in fused
