@@ -1,6 +1,6 @@
 """The Ack and "Silence 24h" buttons of alert digests and critical alerts.
 
-Stateless: the button's value is the alert's fingerprint, and the handler reads and writes SQLite by it,
+Stateless: the button's value is the alert's fingerprint, and the handler reads and writes the store by it,
 so a button in a digest posted before a restart (or a redeploy) still works (bolt-python#264, #326). The
 clicker gets a private confirmation (an ephemeral message) in any case, never silence.
 """
@@ -32,7 +32,7 @@ async def handle_alert_button(store, executor: Executor | None, client: AsyncWeb
 
     Args:
         store: the bot's `feedback.FeedbackStore` (alert tables included).
-        executor: where SQLite work runs (never on the event loop); None = the default executor.
+        executor: where the store's work runs (never on the event loop); None = the default executor.
         client: the Web API client for the ephemeral confirmation.
         body: the ``block_actions`` payload.
         action: the clicked action (``action_id`` one of ALERT_ACK_ACTION / ALERT_SILENCE_ACTION).
