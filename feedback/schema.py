@@ -156,6 +156,7 @@ alerts = Table(
     Index("idx_alerts_source", "source"),
 )
 
+#: Each alert's event log (state changes, acks, silences, kill-switch actions); `feedback.alerting`.
 alert_events = Table(
     "alert_events", METADATA,
     Column("event_id", Integer, primary_key=True, autoincrement=True),
@@ -167,6 +168,7 @@ alert_events = Table(
     sqlite_autoincrement=True,
 )
 
+#: One row per Slack post of an alert (failed ones with their error); `feedback.alerting`.
 alert_notifications = Table(
     "alert_notifications", METADATA,
     Column("notification_id", Integer, primary_key=True, autoincrement=True),
@@ -181,6 +183,7 @@ alert_notifications = Table(
     sqlite_autoincrement=True,
 )
 
+#: Silences of one alert until an expiry; `feedback.alerting`.
 silences = Table(
     "silences", METADATA,
     Column("silence_id", Integer, primary_key=True, autoincrement=True),
@@ -193,6 +196,7 @@ silences = Table(
     sqlite_autoincrement=True,
 )
 
+#: One row per job run and per re-index mark (trigger "mark"); `feedback.job_runs`.
 job_runs = Table(
     "job_runs", METADATA,
     Column("run_id", Integer, primary_key=True, autoincrement=True),
@@ -209,7 +213,7 @@ job_runs = Table(
     sqlite_autoincrement=True,
 )
 
-#: Collection kill switch: the latest row per collection is current.
+#: Collection kill switch: the latest row per collection is current; `feedback.switches`.
 kill_switch = Table(
     "kill_switch", METADATA,
     Column("change_id", Integer, primary_key=True, autoincrement=True),
@@ -223,7 +227,7 @@ kill_switch = Table(
     sqlite_autoincrement=True,
 )
 
-#: Document quarantine: the latest row per doc_id is current.
+#: Document quarantine: the latest row per doc_id is current; `feedback.switches`.
 quarantine = Table(
     "quarantine", METADATA,
     Column("change_id", Integer, primary_key=True, autoincrement=True),
@@ -258,6 +262,7 @@ answer_labels = Table(
     Index("idx_answer_labels_window", "created_at", "intent", "topic_id"),
 )
 
+#: Treatment candidates, one row per (problem, subject); `feedback.review_queue`.
 review_queue = Table(
     "review_queue", METADATA,
     Column("item_id", Integer, primary_key=True, autoincrement=True),
