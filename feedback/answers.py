@@ -213,12 +213,22 @@ def check_reaction(conn: Connection, answer_id: str, user_id: str, at: datetime 
         InvalidRecord: empty ``user_id`` or naive ``at`` (the message names ``field``).
         UnknownAnswer: no answer with ``answer_id`` was recorded.
     """
-    if not user_id:
-        raise InvalidRecord("user_id must be a non-empty string")
-    moment = utc_iso(at, field=field)
+    moment = reaction_time(user_id, at, field=field)
     if not answer_exists(conn, answer_id):
         raise UnknownAnswer(answer_id)
     return moment
+
+
+def reaction_time(user_id: str, at: datetime | None, *, field: str) -> str:
+    """`check_reaction` without the answer lookup, for writers whose foreign key finds an unknown answer
+    (`feedback.votes`); returns ``at`` as UTC ISO 8601.
+
+    Raises:
+        InvalidRecord: empty ``user_id`` or naive ``at``.
+    """
+    if not user_id:
+        raise InvalidRecord("user_id must be a non-empty string")
+    return utc_iso(at, field=field)
 
 
 def _finite(value: float, field: str) -> float:

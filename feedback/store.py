@@ -60,7 +60,7 @@ from feedback.migrations import (
     schema_version,
 )
 from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
-from feedback.votes import VoteResult, count_reasons, fetch_votes, set_vote_reason, upsert_vote
+from feedback.votes import VoteResult, count_reasons, insert_first_vote, fetch_votes, set_vote_reason, upsert_vote
 
 #: Kept under their old names for callers of this module.
 CONNECTION_PRAGMAS = SQLITE_PRAGMAS
@@ -129,11 +129,12 @@ class FeedbackStore:
         return cls(target, engine, db)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self, *, one_statement: bool = False) -> Iterator[Connection]:
         """A write transaction for the store's query modules: committed on exit, rolled back on error.
 
         SQLite takes the write lock up front (``BEGIN IMMEDIATE``), so a read-then-write cannot fail
-        half-way; PostgreSQL runs at READ COMMITTED (`feedback.db.begin_write`). Not re-entrant.
+        half-way; PostgreSQL runs at READ COMMITTED (`feedback.db.begin_write`; ``one_statement=True``: the
+        block runs one statement, in autocommit mode on PostgreSQL). Not re-entrant.
 
         Yields:
             A SQLAlchemy Connection, valid only inside the block; query it with `feedback.db.rows` etc.
@@ -141,7 +142,7 @@ class FeedbackStore:
         Raises:
             StoreUnavailable: the database failed (the transaction was rolled back) or the store is closed.
         """
-        with self._translating_errors(), begin_write(self.engine) as conn:
+        with self._translating_errors(), begin_write(self.engine, one_statement=one_statement) as conn:
             yield conn
 
     @contextlib.contextmanager
@@ -272,6 +273,10 @@ class FeedbackStore:
             UnknownAnswer: no answer with `answer_id` was recorded.
             StoreUnavailable: SQLite failed; the vote was not stored.
         """
+        with self.transaction(one_statement=True) as conn:  # most clicks are a first vote: one INSERT
+            first = insert_first_vote(conn, answer_id, user_id, value, voted_at)
+        if first is not None:
+            return first
         with self.transaction() as conn:
             return upsert_vote(conn, answer_id, user_id, value, voted_at)
 
@@ -414,7 +419,7 @@ class FeedbackStore:
             InvalidRecord: `key` is empty.
             StoreUnavailable: SQLite failed; the key was not claimed.
         """
-        with self.transaction() as conn:
+        with self.transaction(one_statement=True) as conn:
             return insert_event_key(conn, key)
 
     def claim_events(self, keys: list[str]) -> bool:

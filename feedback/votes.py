@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from feedback.answers import check_reaction
+from feedback.answers import reaction_time
 from feedback.db import is_postgres, rows, run, time_bounds
-from feedback.errors import InvalidRecord
+from feedback.errors import InvalidRecord, UnknownAnswer
 
 #: The only values a vote may take (👍 / 👎); also enforced by a CHECK constraint on `votes.value`.
 VOTE_VALUES = ("up", "down")
@@ -66,9 +67,7 @@ def upsert_vote(
             (InvalidRecord is a ValueError).
         UnknownAnswer: no answer with `answer_id` was recorded.
     """
-    if value not in VOTE_VALUES:
-        raise InvalidRecord(f"vote value must be one of {', '.join(VOTE_VALUES)}; got {value!r}")
-    moment = check_reaction(conn, answer_id, user_id, voted_at, field="voted_at")
+    moment = _checked_vote(user_id, value, voted_at)
     if _insert_vote(conn, answer_id, user_id, value, None, moment):
         return VoteResult(changed=True, previous=None, value=value)
     current = _current_vote(conn, answer_id, user_id)
@@ -80,6 +79,32 @@ def upsert_vote(
               "WHERE answer_id = :answer_id AND user_id = :user_id",
         value=value, at=moment, answer_id=answer_id, user_id=user_id)
     return VoteResult(changed=True, previous=previous, value=value)
+
+
+def insert_first_vote(
+    conn: Connection, answer_id: str, user_id: str, value: str, voted_at: datetime | None
+) -> VoteResult | None:
+    """Stores the vote when it is the user's first on this answer, in one statement; None (nothing written)
+    when the user has voted before — then `upsert_vote`, in a transaction of its own, changes it.
+
+    Raises:
+        InvalidRecord, UnknownAnswer: as `upsert_vote`.
+    """
+    moment = _checked_vote(user_id, value, voted_at)
+    if _insert_vote(conn, answer_id, user_id, value, None, moment):
+        return VoteResult(changed=True, previous=None, value=value)
+    return None
+
+
+def _checked_vote(user_id: str, value: str, voted_at: datetime | None) -> str:
+    """``voted_at`` as UTC ISO 8601 once ``value`` and ``user_id`` are valid.
+
+    Raises:
+        InvalidRecord: `value` not in VOTE_VALUES, empty `user_id` or naive `voted_at`.
+    """
+    if value not in VOTE_VALUES:
+        raise InvalidRecord(f"vote value must be one of {', '.join(VOTE_VALUES)}; got {value!r}")
+    return reaction_time(user_id, voted_at, field="voted_at")
 
 
 def set_vote_reason(
@@ -107,7 +132,7 @@ def set_vote_reason(
     """
     if reason not in VOTE_REASONS:
         raise InvalidRecord(f"vote reason must be one of {', '.join(VOTE_REASONS)}; got {reason!r}")
-    moment = check_reaction(conn, answer_id, user_id, at, field="at")
+    moment = reaction_time(user_id, at, field="at")
     if _insert_vote(conn, answer_id, user_id, "down", reason, moment):
         return VoteResult(changed=True, previous=None, value="down", reason=reason)
     current = _current_vote(conn, answer_id, user_id)
@@ -135,13 +160,23 @@ def _current_vote(conn: Connection, answer_id: str, user_id: str) -> tuple[str, 
 def _insert_vote(conn: Connection, answer_id: str, user_id: str, value: str, reason: str | None,
                  moment: str) -> bool:
     """Inserts one user's first vote on one answer (``moment`` sets voted_at and updated_at); False, writing
-    nothing, when the user has voted on it before (also when another replica's insert won the race)."""
-    return run(
-        conn,
-        "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) "
-        "VALUES (:answer_id, :user_id, :value, :reason, :at, :at) ON CONFLICT (answer_id, user_id) DO NOTHING",
-        answer_id=answer_id, user_id=user_id, value=value, reason=reason, at=moment,
-    ).rowcount == 1
+    nothing, when the user has voted on it before (also when another replica's insert won the race).
+
+    The votes → answers foreign key finds an unknown answer in the same statement (one round trip fewer
+    per click than looking it up first, which matters on PostgreSQL over the network).
+
+    Raises:
+        UnknownAnswer: no answer with ``answer_id`` was recorded.
+    """
+    try:
+        return run(
+            conn,
+            "INSERT INTO votes (answer_id, user_id, value, reason, voted_at, updated_at) "
+            "VALUES (:answer_id, :user_id, :value, :reason, :at, :at) ON CONFLICT (answer_id, user_id) DO NOTHING",
+            answer_id=answer_id, user_id=user_id, value=value, reason=reason, at=moment,
+        ).rowcount == 1
+    except sa.exc.IntegrityError as error:  # the foreign key: the CHECKs were validated in Python
+        raise UnknownAnswer(answer_id) from error
 
 
 def count_reasons(
