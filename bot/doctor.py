@@ -78,7 +78,7 @@ def run_checks(settings, home: str | Path, *, config_error: Exception | None = N
         checks.append(_index_check(settings, home))
     else:
         checks.append(Check("sources, index", SKIP, "not checked: the config did not load"))
-    checks.append(_store_check(home))
+    checks.append(_store_check(home, settings))
     if slack:
         token_check, identity = _token_check(env, timeout)
         checks += [token_check, _scope_check(identity, manifest), *_channel_checks(settings, identity, env, timeout)]
@@ -218,11 +218,15 @@ def _vector_problem(vectors: np.ndarray, rows: int, dim: int, what: str) -> str 
     return None
 
 
-def _store_check(home: Path) -> Check:
+def _store_check(home: Path, settings=None) -> Check:
     from feedback import MIGRATIONS, StoreUnavailable
+    from feedback.db import database_target, is_url, redact
     from feedback.probe import stored_schema_version
 
-    path, current = home / "minerva.sqlite", len(MIGRATIONS)
+    target = database_target(home, settings.database.url if settings is not None else None)
+    if is_url(target):  # PostgreSQL (or sqlite:///…): name it with the password hidden
+        return _database_check(target, redact(target), len(MIGRATIONS))
+    path, current = Path(target), len(MIGRATIONS)
     if not path.exists():
         parent = next((p for p in (home, *home.parents) if p.exists()), home)
         if not os.access(parent, os.W_OK | os.X_OK):
@@ -244,6 +248,27 @@ def _store_check(home: Path) -> Check:
         return Check("store", OK, f"{path}: schema version {version}, migrated to {current} when Minerva next "
                                   "opens it")
     return Check("store", OK, f"{path}: schema version {version} (current)")
+
+
+def _database_check(target: str, shown: str, current: int) -> Check:
+    """The store in a database named by URL (``MINERVA_DATABASE_URL`` or config ``database.url``), read-only."""
+    from feedback import StoreUnavailable
+    from feedback.probe import stored_schema_version
+
+    try:
+        version = stored_schema_version(target)
+    except StoreUnavailable as exc:
+        return Check("store", FAIL, str(exc), "check MINERVA_DATABASE_URL (or database.url in the config): the "
+                                              "server must be reachable and the user allowed to connect")
+    if version > current:
+        return Check("store", FAIL, f"{shown} has schema version {version}; this Minerva knows up to {current}",
+                     "upgrade Minerva on this machine to the version the other replicas run")
+    if version == 0:
+        return Check("store", OK, f"{shown}: empty, Minerva creates the schema (version {current}) on first use")
+    if version < current:
+        return Check("store", OK, f"{shown}: schema version {version}, migrated to {current} when Minerva next "
+                                  "opens it")
+    return Check("store", OK, f"{shown}: schema version {version} (current)")
 
 
 # --- Slack ----------------------------------------------------------------------------------------

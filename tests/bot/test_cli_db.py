@@ -205,3 +205,27 @@ def test_status_names_the_database_and_counts_rows_on_both_backends(sqlite_home,
     empty = invoke(sqlite_home.parent / "nowhere", "status")
     assert empty.exit_code == 1 and "no feedback store at" in empty.output
     assert not (sqlite_home.parent / "nowhere" / "minerva.sqlite").exists()
+
+
+def test_doctor_names_the_database_in_use_without_its_password(tmp_path, postgres_url, monkeypatch) -> None:
+    import sqlalchemy as sa
+
+    from bot.doctor import FAIL, OK, run_checks
+
+    def store_line():
+        return {c.name: c for c in run_checks(load_settings(), tmp_path, slack=False)}["store"]
+
+    monkeypatch.setenv(DATABASE_URL_ENV, postgres_url)
+    shown = sa.make_url(postgres_url).render_as_string(hide_password=True)
+    line = store_line()
+    assert line.status == OK and line.detail.startswith(shown) and "empty" in line.detail
+    FeedbackStore.open(postgres_url).close()
+    line = store_line()
+    assert line.status == OK and line.detail == f"{shown}: schema version {line.detail.split()[-2]} (current)"
+    password = sa.make_url(postgres_url).password
+    assert not password or password not in line.detail
+    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://minerva:s3cret-pw@127.0.0.1:1/minerva")
+    line = store_line()
+    assert line.status == FAIL and "s3cret-pw" not in line.detail + line.fix and "MINERVA_DATABASE_URL" in line.fix
+    monkeypatch.delenv(DATABASE_URL_ENV)
+    assert str(tmp_path / "minerva.sqlite") in store_line().detail
