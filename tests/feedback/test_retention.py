@@ -2,8 +2,8 @@
 
 Written through the store's API, on both backends (`store_target`: a SQLite file, then a real PostgreSQL); the
 coverage and bad-document figures are computed by the real signal checks (no knowledge base: every cited
-document is judged, labels set directly). The tests that run those checks or the alert layer stay on a SQLite
-file until `jobs.signals`/`jobs.alerts` read through `feedback` (they still open the SQLite file themselves).
+document is judged, labels set directly); the alert layer's rows come from the real `jobs.alerts` in one test
+and straight from `feedback.schema` in another, so forgetting is checked on every table either way.
 """
 
 from __future__ import annotations
@@ -39,13 +39,6 @@ _labelled = itertools.count()
 def store(store_target):
     """The store under test, on SQLite and on PostgreSQL."""
     with FeedbackStore.open(store_target) as opened:
-        yield opened
-
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    """For the tests that run `jobs.signals` / `jobs.alerts`, which still read the SQLite file themselves."""
-    with FeedbackStore.open(tmp_path / "minerva.sqlite") as opened:
         yield opened
 
 
@@ -164,11 +157,9 @@ def test_retention_removes_old_question_texts_and_anonymises_old_user_ids(store)
 
 
 def test_retention_keeps_coverage_and_bad_document_figures_and_nothing_redacted_is_classified(
-        sqlite_store, tmp_path, sample_settings) -> None:
-    # SQLite only: jobs.signals still open the SQLite file themselves.
+        store, tmp_path, sample_settings) -> None:
     from jobs.classify import count_pending
 
-    store = sqlite_store
     populate(store)
     ctx = make_ctx(store, tmp_path, sample_settings, None, now=NOW)
     before = figures(ctx)
@@ -319,9 +310,7 @@ def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store) -> No
         store.forget_user("  ")
 
 
-def test_forget_scrubs_the_evidence_the_alert_layer_wrote(sqlite_store, tmp_path, sample_settings) -> None:
-    # SQLite only: bad_docs and the alert layer still open the SQLite file themselves.
-    store = sqlite_store
+def test_forget_scrubs_the_evidence_the_alert_layer_wrote(store, tmp_path, sample_settings) -> None:
     populate(store)
     for i in range(3):
         ask(store, 900 + i, question=f"my manager Dana keeps asking about my medical leave form {i}",
