@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
-from feedback import FeedbackStore
+from feedback import FeedbackStore, job_runs
 from tests.jobs.monitoring_helpers import add_answer, label
 
 VERBS = ("coverage", "freshness", "bad-docs", "citations", "drift", "reindex", "review", "classify")
@@ -98,9 +98,9 @@ def test_now_moves_a_collection_across_its_freshness_threshold(home) -> None:
 def test_jobs_run_and_report_take_now(home, tmp_path) -> None:
     result = invoke(home, "jobs", "run", "bad_docs", "--now", "2026-03-01T08:00")
     assert result.exit_code == 0, result.output
-    with FeedbackStore.open(home / "minerva.sqlite") as store:
-        (run,) = store.db.query("SELECT started_at FROM job_runs WHERE job = 'bad_docs'")
-    assert run["started_at"].startswith("2026-03-01T08:00:00")
+    with FeedbackStore.open(home / "minerva.sqlite") as store, store.snapshot() as conn:
+        (run,) = job_runs.recent_runs(conn, "bad_docs")
+    assert run["started_at"].isoformat().startswith("2026-03-01T08:00:00")
     out = tmp_path / "r.html"
     assert invoke(home, "report", "--no-signals", "--out", str(out), "--now", "2026-03-01").exit_code == 0
     assert out.exists()

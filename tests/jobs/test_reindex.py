@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from feedback import job_runs
 from jobs import reindex
 from jobs.review import items
 from knowledge.sync import chunker_signature
@@ -85,8 +86,9 @@ def test_executing_the_queue_syncs_the_changed_collection(store, tmp_path, priva
     assert kb.index().documents["api:errors.md"]["indexed_at"] > before
     # Both pages are older than 90 days, but a sync cannot freshen unchanged content: nothing is queued.
     assert by_alert(findings, "reindex_needed") == []
-    marks = list(store.db.query("SELECT job, target, trigger, outcome FROM job_runs"))
-    assert marks == [{"job": "reindex", "target": "api", "trigger": "mark", "outcome": "ok"}]
+    with store.snapshot() as conn:
+        marks = [(r["job"], r["target"], r["trigger"], r["outcome"]) for r in job_runs.recent_runs(conn)]
+    assert marks == [("reindex", "api", "mark", "ok")]
 
 
 def test_no_index(store, tmp_path, sample_settings) -> None:  # noqa: F811
