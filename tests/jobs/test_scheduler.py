@@ -9,6 +9,7 @@ import asyncio
 import socket
 import time
 import zoneinfo
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from bot.cli import cli
 from bot.digests import SlackNotifier
 from bot.server import SlackSecrets, create_app, run
 from config.alerts import AlertsConfig, RoutingConfig, ScheduleEntry, load_alerts_config
-from feedback import FeedbackStore
+from feedback import FeedbackStore, alerting, job_runs
 from jobs import alerts, runs
 from jobs.findings import Finding, JobContext
 from jobs.runner import BUILTIN_JOBS, JobEnv, JobRunner, UnknownJob
@@ -54,9 +55,16 @@ def every(seconds: float) -> ScheduleEntry:
     return ScheduleEntry(interval_minutes=seconds / 60)
 
 
-def read(home: Path, sql: str) -> list[dict]:
-    with FeedbackStore.open(home / "minerva.sqlite") as store:
-        return list(store.db.query(sql))
+def alert_rows(home: Path) -> list[dict]:
+    """Every alert row of the home's store (`feedback.alerting`: labels decoded, times as datetimes)."""
+    with FeedbackStore.open(home / "minerva.sqlite") as store, store.snapshot() as conn:
+        return alerting.alerts_in_states(conn, ("pending", "firing", "resolved"))
+
+
+def run_rows(home: Path) -> list[dict]:
+    """Every job run of the home's store, oldest first (`feedback.job_runs`)."""
+    with FeedbackStore.open(home / "minerva.sqlite") as store, store.snapshot() as conn:
+        return job_runs.recent_runs(conn, limit=100_000)[::-1]
 
 
 async def wait_until(condition, timeout: float = 15.0) -> None:
@@ -78,21 +86,20 @@ async def test_a_failing_job_raises_job_failed_and_the_scheduler_keeps_running_t
     assert scheduler.start()
     try:
         def counts() -> dict[str, int]:
-            found = read(tmp_path, "SELECT job, outcome, count(*) AS n FROM job_runs GROUP BY job, outcome")
-            return {f"{r['job']}:{r['outcome']}": r["n"] for r in found}
+            return dict(Counter(f"{r['job']}:{r['outcome']}" for r in run_rows(tmp_path)))
 
         await wait_until(lambda: counts().get("broken:failed", 0) >= 3 and counts().get("healthy:ok", 0) >= 3)
         await fake_slack.wait_for("chat.postMessage")
     finally:
         scheduler.shutdown()
-    (failed,) = read(tmp_path, "SELECT * FROM alerts WHERE alert = 'job_failed'")
-    assert failed["state"] == "firing" and failed["severity"] == "critical" and '"job": "broken"' in failed["labels"]
+    (failed,) = [a for a in alert_rows(tmp_path) if a["alert"] == "job_failed"]
+    assert failed["state"] == "firing" and failed["severity"] == "critical" and failed["labels"]["job"] == "broken"
     assert "RuntimeError: the drift statistics exploded" in failed["summary"]
     (message,) = [c["body"] for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"] == ALERT_CHANNEL]
     assert "job_failed" in message["text"]
-    run = read(tmp_path, "SELECT * FROM job_runs WHERE job = 'broken' ORDER BY run_id LIMIT 1")[0]
+    run = [r for r in run_rows(tmp_path) if r["job"] == "broken"][0]
     assert run["ended_at"] >= run["started_at"] and run["error"] == "RuntimeError: the drift statistics exploded"
-    assert read(tmp_path, "SELECT state FROM alerts WHERE alert = 'coverage_gap'") == [{"state": "firing"}]  # 3+ runs
+    assert [a["state"] for a in alert_rows(tmp_path) if a["alert"] == "coverage_gap"] == ["firing"]  # 3+ runs
     assert not scheduler.running and not scheduler.lock.is_locked
 
 
@@ -128,13 +135,13 @@ async def test_runner_records_runs_evaluates_findings_and_resolves_job_failed(tm
     runner = JobRunner(JobEnv(sample_settings, tmp_path, config), {"flaky": flaky})
     failed = await runner.run("flaky")
     assert (failed.outcome, failed.error) == ("failed", "ValueError: source listing timed out")
-    (alert,) = read(tmp_path, "SELECT state, severity FROM alerts WHERE alert = 'job_failed'")
-    assert alert == {"state": "firing", "severity": "warning"}
+    (alert,) = [(a["state"], a["severity"]) for a in alert_rows(tmp_path) if a["alert"] == "job_failed"]
+    assert alert == ("firing", "warning")
     state["fail"] = False
     ok = await runner.run("flaky")
     assert (ok.outcome, ok.findings) == ("ok", 1)
-    assert read(tmp_path, "SELECT alert, state FROM alerts ORDER BY alert") == [
-        {"alert": "bad_document", "state": "firing"}, {"alert": "job_failed", "state": "resolved"}]
+    assert sorted((a["alert"], a["state"]) for a in alert_rows(tmp_path)) == [
+        ("bad_document", "firing"), ("job_failed", "resolved")]
     with FeedbackStore.open(tmp_path / "minerva.sqlite") as store:
         assert runs.consecutive_failures(store, "flaky") == 0
         assert [r.outcome for r in runs.recent_runs(store, "flaky")] == ["ok", "failed"]
