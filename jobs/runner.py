@@ -24,8 +24,8 @@ from typing import Any
 import structlog
 
 from config.alerts import AlertsConfig
+from feedback import utcnow
 from jobs import alerts, runs
-from jobs._store import utcnow
 from jobs.findings import Finding, JobContext
 from jobs.notify import Delivery, Notifier, Undelivered, failures_of, notify_now, resend_undelivered, send_digest
 
