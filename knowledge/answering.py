@@ -11,6 +11,7 @@ thing are named in a warning (seed 004 §13.6).
 
 from __future__ import annotations
 
+import html
 import uuid
 from dataclasses import dataclass, replace
 
@@ -18,7 +19,7 @@ import regex
 
 from config import AnswerConfig
 from knowledge.contradictions import passage_conflicts
-from knowledge.scoring import band, combine, lexical_coverage
+from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
 from knowledge.tokenize import tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
@@ -38,6 +39,9 @@ COVERAGE_WEIGHT = 0.5
 FIRST_PASSAGE_BONUS = 0.05
 #: How much a passage's shortfall in combined evidence (relative to the best passage) costs its units.
 PASSAGE_WEIGHT = 1.0
+#: How far a passage's score may be from the calibrated score of its (rounded) evidence and still count as
+#: made from it (`_strength`): the evidence is rounded to 4 decimals, a few thousandths of score at most.
+SCORE_TOLERANCE = 0.005
 #: Bonus for a unit stating a number when the question asks for an amount, date or duration.
 VALUE_BONUS = 0.08
 _ASKS_AMOUNT = regex.compile(
@@ -47,6 +51,36 @@ _ASKS_AMOUNT = regex.compile(
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")
+#: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
+#: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
+#: unit names no fact, yet its link label repeats the question's words (and its heading's), so it outscored
+#: the sentence that answers ("what's the parental leave policy?" was answered with the memorandum's
+#: title). It still answers when nothing else does (and a relevant pointer beats an unrelated sentence). An
+#: email or phone link is a fact (who to contact), not a pointer.
+POINTER_PENALTY = 0.15
+_LINK_OR_URL = regex.compile(r"!?\[[^\]\n]*\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
+                             regex.I | regex.S)
+_LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+#: Words around a link that only say "go there": a unit with nothing else besides its links is a pointer.
+_POINTER_WORDS = frozenset(
+    "see also refer to for more further details detail information info instructions here are is the this that page "
+    "pages link links "
+    "guide guidance found on at in please visit check out following below above available read full list".split())
+_POINTER_START = regex.compile(r"^\W*(?:see|refer to|visit|check out|read more|learn more|more information)\b", regex.I)
+#: A sentence about the page itself ("This guide covers the offboarding policy and process.") names no fact
+#: either: it is scored as a pointer.
+_ABOUT_THE_PAGE = regex.compile(
+    r"^\W*(?:this|the following) (?:guide|page|section|document|article|doc|chapter) "
+    r"(?:covers|describes|explains|outlines|lists|contains|is about|will (?:help|walk|show))\b", regex.I)
+_FOR_MORE = regex.compile(r"\bfor (?:more |further |full )?(?:details|information|info|instructions)\b", regex.I)
+#: Markup a direct answer or a quote should not show: an admonition's marker at the start of a unit
+#: (``!!! note``, ``??? tip "Title"``, MkDocs) and inline HTML tags (``<em>JCK</em>``); entities
+#: (``&amp;``) are unescaped. Inline code is left as written (``<t>.<raw body>`` is not a tag).
+_ADMONITION = regex.compile(r'^(\s*(?:[-*+•]\s+)?)(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"\n]*")?\s*')
+_HTML_TAG = regex.compile(
+    r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|summary|sup|"
+    r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
+_CODE_SPAN = regex.compile(r"(`+)(?:(?!\1).)+?\1", regex.S)
 #: A unit that leans on the sentence before it ("This …", "It …", "… that long"): shown with that sentence.
 _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here)\b|.*\bthat (long|much|many|one)\b",
                          regex.I)
@@ -60,6 +94,8 @@ class _Candidate:
     position: int
     unit: Unit
     score: float
+    pointer: bool = False
+    section: int = 0
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
@@ -78,8 +114,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     Returns:
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
-    # by the combined evidence before the calibration's clip: scores of good passages saturate at 1.0
-    strength = {p.chunk_id: combine(p.evidence, cfg.calibration) if cfg.calibration else p.score for p in candidates}
+    strength = {p.chunk_id: _strength(p, cfg) for p in candidates}
     high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -strength[p.chunk_id])
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
     chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
@@ -104,6 +139,16 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     return answer
 
 
+def _strength(p: Passage, cfg: AnswerConfig) -> float:
+    """How strongly a passage answers, to order the quoted passages: the combined evidence before the
+    calibration's clip (scores of good passages saturate at 1.0) when the passage's score was made from it;
+    else (a question the dense model cannot read: lexical or cross-lingual confidence, `knowledge.retrieval`)
+    the score itself, since the calibration's features then describe a question the model did not read."""
+    if cfg.calibration and abs(evidence_score(p.evidence, cfg.calibration) - p.score) <= SCORE_TOLERANCE:
+        return combine(p.evidence, cfg.calibration)
+    return p.score
+
+
 def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int,
           relative: list[float]) -> None:
     """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``;
@@ -126,7 +171,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
     direct = _direct_units(ranked)
     answer.direct_answer = " ".join(
-        f"{c.unit.display} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
+        f"{tidy(c.unit.display)} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
     best_in = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -159,15 +204,22 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
     it has none) + `COVERAGE_WEIGHT` × its IDF-weighted coverage of the question's tokens + `VALUE_BONUS`
     when the question asks for an amount and the unit states a number, − `PASSAGE_WEIGHT` × how far its
     passage's combined evidence falls short of the best passage's, + `FIRST_PASSAGE_BONUS` in the best
-    passage: a sentence of a weaker passage must be clearly better to answer. Coverage
-    counts the passage's title and headings as part of each unit: they say what a table row is about.
+    passage: a sentence of a weaker passage must be clearly better to answer; − `POINTER_PENALTY` for a unit
+    that only points elsewhere (`is_pointer`). Coverage counts the passage's title and headings as part of
+    each unit: they say what a table row is about; a unit after a heading inside the passage is about that
+    heading, not the passage's last one.
     """
     out = []
     for i, (p, unit_list) in enumerate(zip(passages, units)):
         cosines = {(a, b): c for a, b, c in p.unit_scores}
-        # the section's title and headings say what its sentences are about ("Limits by plan" above a row)
+        # the section's title and headings say what its sentences are about ("Limits by plan" above a row);
+        # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
+        section = 0
         for position, unit in enumerate(unit_list):
+            if unit.kind == HEADING:
+                context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
+                section += 1
             if not unit.answerable:
                 continue
             cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
@@ -177,14 +229,44 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                      + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
             if asks_amount and _DIGIT.search(unit.display):
                 score += VALUE_BONUS
-            out.append(_Candidate(i, position, unit, score))
+            pointer = is_pointer(p.text[unit.start:unit.end])
+            if pointer:
+                score -= POINTER_PENALTY
+            out.append(_Candidate(i, position, unit, score, pointer, section))
     return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
 
 
+def is_pointer(raw: str) -> bool:
+    """Whether a unit's text (as written, Markdown links included) only points elsewhere: it holds a link or
+    URL and besides its links and list marker only words such as "see … for details" (`_POINTER_WORDS`), or
+    it starts "See …" / "Refer to …" and sends the reader to a link or "for more information", or it only
+    says what the page is about ("This guide covers …")."""
+    text = _LEAD_MARK.sub("", raw)
+    if _ABOUT_THE_PAGE.match(text):
+        return True
+    linked = bool(_LINK_OR_URL.search(text))
+    if linked and all(w.lower() in _POINTER_WORDS for w in regex.findall(r"\p{L}+", _LINK_OR_URL.sub(" ", text))):
+        return True
+    return bool(_POINTER_START.match(text)) and (linked or bool(_FOR_MORE.search(text)))
+
+
+def tidy(text: str) -> str:
+    """``text`` without an admonition marker at its start and without inline HTML tags, entities unescaped;
+    inline code spans are kept as written."""
+    text = _ADMONITION.sub(r"\1", text, count=1)
+    out, last = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [html.unescape(_HTML_TAG.sub("", text[last:m.start()])), m.group(0)]
+        last = m.end()
+    out.append(html.unescape(_HTML_TAG.sub("", text[last:])))
+    return regex.sub(r"[ \t]{2,}", " ", "".join(out)).strip()
+
+
 def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
-    """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`) while the
-    answer stays within `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the
-    list's first items instead. In reading order within a passage."""
+    """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
+    unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
+    `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
+    instead. In reading order within a passage."""
     if not ranked:
         return []
     best = ranked[0]
@@ -193,6 +275,10 @@ def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
     for c in ranked[1:]:
         if len(chosen) == 3 or c.score < SECOND_UNIT_SHARE * best.score:
             break
+        if c.pointer:  # a link to elsewhere adds no fact to the answer
+            continue
+        if c.passage == best.passage and c.section != best.section and min(c.section, best.section) > 0:
+            continue  # under another heading of the passage than the best unit: another question (a FAQ)
         if size + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
             chosen.append(c)
             size += len(c.unit.display)
@@ -257,7 +343,7 @@ def _render(text: str, unit: Unit) -> str:
         return "• " + unit.display
     if unit.kind == CODE:
         return text[unit.start:unit.end]
-    raw = " ".join(text[unit.start:unit.end].split())
+    raw = tidy(" ".join(text[unit.start:unit.end].split()))
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)
     return raw

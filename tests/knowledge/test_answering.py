@@ -3,16 +3,18 @@ variables, disagreeing sources, and the combined confidence."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
 
 from config import AnswerConfig, CalibrationConfig
-from knowledge.answering import compose_answer, evidence_quote
+from knowledge.answering import compose_answer, evidence_quote, is_pointer, tidy
 from knowledge.parsing import strip_template_tags
 from knowledge.scoring import bm25_share, combine, evidence_score, rank_agreement
 from knowledge.sentences import ROW, split_units
 from knowledge.types import Passage
+from tests.conftest import CORPUS, needs_shared
 
 WEBHOOK_DOCS = """Webhooks are sent as `POST` requests with a JSON body.
 
@@ -178,3 +180,103 @@ def test_a_quote_from_the_middle_of_numbered_steps_starts_at_step_one():
 def test_a_template_tag_quoted_in_inline_code_is_text_not_a_hole():
     text = strip_template_tags("The old site used `{{site.baseurl}}` in links. Email {{ site.email }} today.")
     assert text == "The old site used `` in links."
+
+
+# Direct answers on real corpus sections. Unit cosines are the ones all-MiniLM-L6-v2 gave on the real corpora
+# home (`minerva --config config/real-corpora.yaml ask ... --json`), checked by hand once; other units 0.2.
+HANDBOOK = CORPUS / "tts-handbook" / "2025-02"
+
+
+def _section(path, first: str, stop: str) -> str:
+    """The text of a real page from the line starting ``first`` up to (not including) the line starting
+    ``stop``, Liquid tags stripped as at ingest."""
+    text = strip_template_tags(path.read_text(encoding="utf-8"))
+    start = text.index(first)
+    return text[start:text.index(stop, start)].strip()
+
+
+def _real_passage(text: str, doc_id: str, title: str, heading_path: tuple, cosines: dict[str, float]) -> Passage:
+    units = tuple((u.start, u.end, next((c for prefix, c in cosines.items() if u.display.startswith(prefix)), 0.2))
+                  for u in split_units(text) if u.answerable)
+    return Passage(chunk_id=f"{doc_id}#0", doc_id=doc_id, collection="handbook", title=title, url=doc_id,
+                   heading_path=heading_path, text=text, score=0.9, dense_score=0.6, bm25_score=5.0,
+                   last_modified=datetime(2025, 2, 27, tzinfo=timezone.utc), evidence={"cosine": 0.6},
+                   unit_scores=units)
+
+
+@needs_shared
+def test_a_link_that_only_points_elsewhere_does_not_answer_when_a_sentence_states_the_fact():
+    text = _section(HANDBOOK / "travel-and-leave" / "leave.md", "### Parental bereavement leave", "### Taking advanced")
+    passage = _real_passage(text, "handbook:travel-and-leave/leave.md", "Leave types",
+                            ("Types of leave", "Parental bereavement leave"),
+                            {"Parental Bereavement Leave Memorandum": 0.638, "You can receive two weeks": 0.507})
+
+    answer = compose_answer("what's the parental leave policy?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("You can receive two weeks (80 hours) of parental bereavement leave")
+    assert "Memorandum" not in answer.direct_answer  # the list item is only a link's title
+
+
+@needs_shared
+def test_a_faq_answer_stays_under_its_own_heading_and_shows_no_html_entity():
+    text = _section(HANDBOOK / "general-information-and-resources" / "distributed.md",
+                    "### Connect to the GSA network remotely?", "### What supplies")
+    passage = _real_passage(text, "handbook:general-information-and-resources/distributed.md", "Distributed",
+                            ("How do I...", "Connect to the GSA network remotely?"),
+                            {"See Logging in": 0.373, "Apple's instructions": 0.268})
+
+    answer = compose_answer("how do I connect to the VPN?", [passage], AnswerConfig(calibration=CalibrationConfig()))
+
+    # the next FAQ entry ("Tether to my GSA phone?") is another question; &amp; is shown as &
+    assert answer.direct_answer == "See Logging in & Networks for details. [1]"
+
+
+@needs_shared
+def test_a_sentence_about_the_page_itself_does_not_answer():
+    text = _section(HANDBOOK / "hiring-staying-or-changing-jobs" / "leaving-tts.md", "This guide covers",
+                    "### 1. Fill out")
+    passage = _real_passage(text, "handbook:hiring-staying-or-changing-jobs/leaving-tts.md",
+                            "Leaving TTS & Offboarding", (),
+                            {"This guide covers": 0.554, "Begin this process": 0.44, "These steps apply": 0.284})
+
+    answer = compose_answer("planning to leave tts, when do i start offboarding?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("Begin this process at least two weeks before your last day of work.")
+
+
+@needs_shared
+def test_admonition_markers_and_inline_html_are_not_shown_but_inline_code_is_kept():
+    models = (CORPUS / "pydantic-docs" / "v2.13.4" / "concepts" / "models.md").read_text(encoding="utf-8")
+    start = models.index("!!! note\n    This behavior was achieved in Pydantic V1")
+    note = split_units(models[start:models.index("\n\n", start)])[0].display  # "!!! note This behavior …"
+    chicago = (HANDBOOK / "general-information-and-resources" / "chicago.md").read_text(encoding="utf-8")
+    html_line = next(line.strip() for line in chicago.splitlines() if "<em>JCK</em>" in line)
+
+    assert note.startswith("!!! note This behavior")
+    assert tidy(note).startswith("This behavior was achieved in Pydantic V1 via the config setting `allow_mutation")
+    assert "<" not in tidy(html_line) and "or JCK." in tidy(html_line)
+    assert tidy("Compute HMAC over `<t>.<raw request body>` &amp; compare") == \
+        "Compute HMAC over `<t>.<raw request body>` & compare"
+
+
+def test_pointers_are_told_from_sentences_with_a_link():
+    assert is_pointer("See [Logging in &amp; Networks]() for details.")
+    assert is_pointer("* [Parental Bereavement Leave Memorandum](https://chcoc.gov/content/parental-bereavement-leave)")
+    assert is_pointer("Refer to the Paid Parental Leave page for more information, including requesting PPL.")
+    assert not is_pointer("Read the [retry guide](https://x/retries) to learn why retries back off exponentially.")
+    assert not is_pointer("See your supervisor before taking advanced leave.")
+    assert not is_pointer("Email [the service desk](mailto:itservicedesk@gsa.gov).")  # who to contact is a fact
+
+
+def test_passages_not_scored_from_the_calibrated_evidence_are_ordered_by_their_score():
+    """A Korean question's cross-lingual passages carry English-model evidence the calibration did not score
+    (`knowledge.crosslingual`): their own score orders them, not that evidence."""
+    cfg = AnswerConfig(calibration=CalibrationConfig())
+    right = replace(_passage(WEBHOOK_RUNBOOK, "runbooks:webhooks.md", 0.68), evidence={"cosine": 0.1, "xl_cosine": 0.5})
+    other = replace(_passage(WEBHOOK_DOCS, "api:webhooks.md", 0.63), evidence={"cosine": 0.9, "xl_cosine": 0.4})
+
+    answer = compose_answer("웹훅 타임아웃은 몇 초인가요?", [other, right], cfg, language="ko")
+
+    assert [c.doc_id for c in answer.citations][:1] == ["runbooks:webhooks.md"]
