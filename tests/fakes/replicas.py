@@ -86,7 +86,8 @@ class Cluster:
         return await self.post(replica, json.dumps(envelope).encode(), extra)
 
     async def click(self, replica: Replica, value: str, answer_message: dict, user: str, response_url: str) -> int:
-        """A 👍/👎 click on ``answer_message`` (a recorded chat.postMessage body) by ``user``."""
+        """A 👍/👎 (``value`` "up"/"down") click on ``answer_message`` (a recorded chat.postMessage body) by ``user``."""
+        value = f"{value}:{answer_id_of(answer_message)}"  # the button's value, as bot.blocks writes it
         payload = {
             "type": "block_actions",
             "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T1"},
@@ -133,12 +134,19 @@ async def start_replicas(count: int, *, workdir: Path, database_url: str, index_
         replicas.append(Replica(f"replica-{number}", port, process, log))
     deadline = time.monotonic() + timeout
     for replica in replicas:
-        while "Minerva serving" not in replica.log.read_text(errors="replace"):
+        while not ("Minerva serving" in replica.log.read_text(errors="replace") and _listening(replica.port)):
             if replica.process.returncode is not None or time.monotonic() > deadline:
                 await stop_replicas(replicas)
                 raise RuntimeError(f"{replica.name} did not start:\n{replica.log.read_text(errors='replace')[-3000:]}")
             await asyncio.sleep(0.2)
     return replicas
+
+
+def _listening(port: int) -> bool:
+    """True once something accepts TCP connections on 127.0.0.1:``port``."""
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 async def stop_replicas(replicas: list[Replica]) -> None:
