@@ -15,8 +15,11 @@ the config (default: the bundled sample knowledge base, 23 documents). Distribut
 - wrong-answer reports on ~1 % of answers, more on bad documents; 10 retrieved passages per answer with
   calibrated scores, the cited documents' passages at or above 0.3 for answered questions.
 
-Rows go in with sqlite-utils ``insert_all`` in batches of ``--batch-size``; with labels (the default) the
-``topics`` and ``answer_labels`` tables are filled too, so the signal jobs need no embedding model.
+Rows go in through SQLAlchemy Core (`feedback.schema` tables, multi-row INSERTs) in one transaction per batch
+of ``--batch-size`` answers, into SQLite (``{home}/minerva.sqlite``) or PostgreSQL (``--database-url`` or
+``MINERVA_DATABASE_URL``); each answer's retrieved passages go into ``answer_passages`` as the bot writes them.
+With labels (the default) the ``topics`` and ``answer_labels`` tables are filled too, so the signal jobs need no
+embedding model.
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from config import load_settings  # noqa: E402
-from feedback import FeedbackStore  # noqa: E402
+from feedback import FeedbackStore, schema  # noqa: E402
+from feedback.db import database_target, is_postgres  # noqa: E402
+
+TABLES = ("answers", "citations", "answer_passages", "votes", "flags", "answer_labels")
 
 INTENTS = ("how-to", "lookup", "troubleshooting", "policy", "other")
 INTENT_P = (0.30, 0.35, 0.20, 0.10, 0.05)
@@ -113,34 +119,35 @@ def generate(
     now = now or datetime.now(timezone.utc)
     world = make_world(doc_ids, n_topics, rng)
     started = time.perf_counter()
-    counts = {"answers": 0, "citations": 0, "votes": 0, "flags": 0, "answer_labels": 0}
-    db = store.db
-    db.execute("PRAGMA cache_size = -262144")  # 256 MiB: the random-key index inserts stay in memory
+    counts = dict.fromkeys(TABLES, 0)
     if labelled:
         stamp = now.isoformat(timespec="microseconds")
         centroids = rng.normal(size=(n_topics, DIM)).astype(np.float32)
         centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
-        db["topics"].insert_all(
-            ({"topic_id": t + 1, "label": f"{PHRASES['how-to'].format(world.topic_names[t])}", "model": MODEL,
-              "centroid": centroids[t].tobytes(), "n": 0, "created_at": stamp, "updated_at": stamp}
-             for t in range(n_topics)), batch_size=batch_size)
+        with store.transaction() as conn:
+            conn.execute(schema.topics.insert(), [
+                {"topic_id": t + 1, "label": f"{PHRASES['how-to'].format(world.topic_names[t])}", "model": MODEL,
+                 "centroid": centroids[t].tobytes(), "n": 0, "created_at": stamp, "updated_at": stamp}
+                for t in range(n_topics)])
     ages = np.sort(_ages(rng, n_answers, days))[::-1]  # oldest first: the bot writes answers as they happen
     next_id = 0
     while next_id < n_answers:
         size = min(batch_size, n_answers - next_id)
         batch = _batch(world, rng, ages[next_id:next_id + size], now, votes_per_answer)
         next_id += size
-        with db.atomic():  # one transaction per batch
-            for table in ("answers", "citations", "votes", "flags") + (("answer_labels",) if labelled else ()):
+        with store.transaction() as conn:  # one transaction per batch
+            if not is_postgres(conn):  # 256 MiB: the random-key index inserts stay in memory
+                conn.exec_driver_sql("PRAGMA cache_size = -262144")
+            for table in TABLES if labelled else TABLES[:-1]:
                 if batch[table]:
-                    db[table].insert_all(batch[table], batch_size=batch_size)
+                    conn.execute(schema.METADATA.tables[table].insert(), batch[table])
                     counts[table] += len(batch[table])
     counts["seconds"] = round(time.perf_counter() - started, 2)
     return counts
 
 
 def _batch(world: World, rng, ages: np.ndarray, now, votes_per_answer) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {"answers": [], "citations": [], "votes": [], "flags": [], "answer_labels": []}
+    out: dict[str, list[dict]] = {table: [] for table in TABLES}
     n_docs, size = len(world.doc_ids), len(ages)
     ids = rng.integers(0, 2**63, size=(size, 2))
     topics = rng.choice(len(world.topic_p), size=size, p=world.topic_p)
@@ -178,6 +185,7 @@ def _batch(world: World, rng, ages: np.ndarray, now, votes_per_answer) -> dict[s
             "top_score": round(float(tops[k]), 4), "latency_ms": round(float(latency[k]), 1), "created_at": created,
         })
         out["citations"] += [{"answer_id": answer_id, "doc_id": d, "rank": r} for r, d in enumerate(cited, start=1)]
+        out["answer_passages"] += [{"answer_id": answer_id, "rank": r, **p} for r, p in enumerate(retrieved)]
         p_up = 0.1 if refused[k] else float(world.doc_quality[cited_idx[0]])
         for v in range(int(n_voters[k])):
             out["votes"].append({"answer_id": answer_id, "user_id": f"V{v:03d}",
@@ -204,6 +212,8 @@ def _ages(rng, size: int, days: float) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", required=True, help="MINERVA_HOME: the store is {home}/minerva.sqlite")
+    parser.add_argument("--database-url", default=None,
+                        help="a PostgreSQL (or sqlite:///) URL instead of {home}/minerva.sqlite (also MINERVA_DATABASE_URL)")
     parser.add_argument("--config", default=None, help="config whose sources give the doc ids (default: sample KB)")
     parser.add_argument("--answers", type=int, default=100_000)
     parser.add_argument("--votes-per-answer", type=float, default=3.0)
@@ -215,7 +225,7 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(args.home)
     doc_ids = doc_ids_for(home, args.config)
-    with FeedbackStore.open(home / "minerva.sqlite") as store:
+    with FeedbackStore.open(database_target(home, args.database_url)) as store:
         counts = generate(store, args.answers, doc_ids, votes_per_answer=args.votes_per_answer, days=args.days,
                           n_topics=args.topics, labelled=not args.unlabelled, batch_size=args.batch_size,
                           seed=args.seed)
