@@ -225,6 +225,11 @@ def _anonymise(conn: Connection, table: str, before: str, replacement) -> int:
         return 0
     where = " AND ".join(f"{k} = :old_{k}" for k in keys)
     params = [{**{f"old_{k}": row[k] for k in keys}, "new": replacement(row["user_id"])} for row in found]
+    if "user_id" in keys:
+        # The person voted (or reported) again on an answer whose earlier row was already anonymised: the
+        # newer row replaces it under the pseudonym, as a changed vote replaces the old one (last write wins).
+        taken = " AND ".join("user_id = :new" if k == "user_id" else f"{k} = :old_{k}" for k in keys)
+        conn.execute(sql_text(f"DELETE FROM {table} WHERE {taken}"), params)
     conn.execute(sql_text(f"UPDATE {table} SET user_id = :new WHERE {where}"), params)  # executemany
     return len(found)
 

@@ -361,3 +361,17 @@ def test_cli_retention_and_forget_print_what_they_did(cli_home) -> None:
         assert query(opened, "SELECT answer_id FROM answers") == [{"answer_id": "a00002"}]
     result = runner.invoke(cli, ["--home", str(home), "retention", "--now", "yesterday"])
     assert result.exit_code != 0 and "not an ISO date" in result.output
+
+
+def test_a_second_vote_after_the_first_was_anonymised_is_kept_under_the_pseudonym(store) -> None:
+    """Hashing gives the same pseudonym again: the newer vote replaces the anonymised one (last write wins)."""
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    store.record_answer(answer_id="old", question="q", channel="C1", thread_ts="1.0", user_id="U1",
+                        retrieved=[{"chunk_id": "d#0", "doc_id": "d", "score": 0.8}], cited_doc_ids=["d"],
+                        refused=False, top_score=0.8, latency_ms=1.0, created_at=start)
+    store.record_vote("old", "U7", "up", voted_at=start)
+    store.apply_retention(questions_days=90, user_ids_days=90, now=start + timedelta(days=100))
+    store.record_vote("old", "U7", "down", voted_at=start + timedelta(days=101))
+    store.apply_retention(questions_days=90, user_ids_days=90, now=start + timedelta(days=200))
+    (vote,) = store.votes_for("old")
+    assert vote["user_id"] == store.pseudonym("U7") and vote["value"] == "down"
