@@ -67,20 +67,24 @@ CONNECTION_PRAGMAS = SQLITE_PRAGMAS
 
 
 class FeedbackStore:
-    """The feedback event store, safe to call from several threads of one process.
+    """The feedback event store on SQLite or PostgreSQL, safe to call from several threads and processes.
 
-    All methods share one sqlite3 connection (``check_same_thread=False``) and hold ``self._lock``
-    while they use it, so a read never sees another thread's half-finished transaction. Other processes
-    (jobs, a second bot replica) open their own store on the same file; WAL lets their reads run beside
-    our writes, and ``BEGIN IMMEDIATE`` + busy_timeout serialise the writes.
+    Every method runs in its own transaction on a connection from the engine's pool (`transaction`,
+    `snapshot`): SQLite serialises writers with ``BEGIN IMMEDIATE`` + busy_timeout and lets reads run beside
+    them (WAL); PostgreSQL settles concurrent writers with ``ON CONFLICT`` upserts, row locks and, for the
+    alert state, an advisory lock (`feedback.alerting.lock_alert_state`). Other processes (jobs, more bot
+    replicas) open their own store on the same file or database.
 
     Create it with `FeedbackStore.open`, not the constructor.
 
     Attributes:
-        path: the SQLite file.
-        db: the sqlite_utils.Database over the shared connection, for read queries by jobs (e.g.
-            ``store.db.query("SELECT doc_id, count(*) FROM citations GROUP BY doc_id")``). It bypasses the
-            store's lock: use it from one thread only, or open a separate store for the job.
+        target: what it was opened on: a SQLite path or a database URL (show it with `feedback.db.redact`).
+        path: the SQLite file, or None on PostgreSQL.
+        engine: the SQLAlchemy engine; the query modules of this package use it through `transaction` and
+            `snapshot`.
+        db: SQLite only (None on PostgreSQL): a sqlite-utils view of the file for SQLite-only conveniences —
+            exports, ad-hoc reads in tests and the command line. Never a second query layer: the store's
+            queries live in this package's modules and run on both databases.
     """
 
     def __init__(self, target: str | Path, engine: Engine, db: sqlite_utils.Database | None) -> None:
@@ -527,73 +531,6 @@ class FeedbackStore:
 
     def __repr__(self) -> str:
         return f"FeedbackStore({redact(self.target)!r})"
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite_utils.Database]:
-        """A write transaction for code outside this package that owns tables in this file (the alert layer).
-
-        Holds the store's lock, starts with ``BEGIN IMMEDIATE`` (the write lock taken up front, so a
-        read-then-write cannot fail half-way with "database is locked"), commits on exit and rolls back on
-        error, exactly as the store's own methods do. Example::
-
-            with store.write() as db:
-                db.execute("UPDATE alerts SET state = ? WHERE fingerprint = ?", ["resolved", fp])
-
-        Not re-entrant: never call another `FeedbackStore` method, `write` or `read` inside it.
-
-        Yields:
-            The sqlite_utils.Database over the store's connection, valid only inside the block.
-
-        Raises:
-            StoreUnavailable: SQLite failed (the transaction was rolled back) or the store is closed.
-        """
-        with self._write():
-            yield self.db
-
-    @contextlib.contextmanager
-    def read(self) -> Iterator[sqlite_utils.Database]:
-        """Holds the store's lock for a group of reads, so no other thread's half-done transaction is seen.
-
-        Example::
-
-            with store.read() as db:
-                rows = list(db.query("SELECT fingerprint, state FROM alerts"))
-
-        Not re-entrant, like `write`.
-
-        Yields:
-            The sqlite_utils.Database over the store's connection, valid only inside the block.
-
-        Raises:
-            StoreUnavailable: SQLite failed or the store is closed.
-        """
-        with self._read():
-            yield self.db
-
-    @contextlib.contextmanager
-    def _read(self) -> Iterator[None]:
-        with self._lock, self._translating_errors():
-            yield
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[None]:
-        # BEGIN IMMEDIATE takes the write lock up front, so a read-then-write (the vote upsert) cannot
-        # fail half-way with "database is locked" when another process wrote in between.
-        with self._lock, self._translating_errors():
-            conn = self.db.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                if conn.in_transaction:  # an I/O error may already have rolled it back
-                    conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
 
     @contextlib.contextmanager
     def _translating_errors(self) -> Iterator[None]:

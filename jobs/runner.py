@@ -309,8 +309,8 @@ class JobRunner:
         return len(sent)
 
     def _run_signal(self, job: SignalJob, now: datetime) -> list[Finding]:
-        """In a worker thread, with a store of its own: the job may use ``store.db`` freely, and a job that
-        outlives its timeout cannot disturb the runner's connection."""
+        """In a worker thread, with a store of its own: the job may hold its store's snapshot for seconds, and a
+        job that outlives its timeout cannot disturb the runner's connection."""
         from feedback import FeedbackStore
 
         with FeedbackStore.open(self.env.store_path) as store:

@@ -1,18 +1,26 @@
 """Package layering, checked over the sources with `ast` (issue 13, "One owner for every table").
 
 * `config` is the bottom layer: it never imports `jobs`, `bot` or `knowledge` (not even inside a function).
-* The feedback store's private members (``_write``, ``_read``, ``_lock``, …) are used only inside `feedback`;
-  everyone else goes through its public API (``store.write()`` / ``store.read()`` for transactions).
+* The feedback store's private members (``_lock``, ``_translating_errors``, …) are used only inside
+  `feedback`; everyone else goes through its public API (``store.transaction()`` / ``store.snapshot()``).
+* SQL over the feedback store's tables is written only inside `feedback`: no string in `bot`, `jobs`,
+  `knowledge` or `config` is a statement naming one of its tables (`feedback.schema`).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+from feedback.schema import METADATA
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "config", "feedback", "jobs", "knowledge")
 CONFIG_MUST_NOT_IMPORT = {"jobs", "bot", "knowledge"}
+#: A string that starts like a SQL statement (upper-case keywords, as every query here is written).
+SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|PRAGMA|WITH)\b")
+FEEDBACK_TABLES = set(METADATA.tables)
 
 
 def _sources(*packages: str) -> list[Path]:
@@ -54,8 +62,27 @@ def _foreign_private_uses(tree: ast.AST, private: set[str]) -> list[tuple[int, s
     return found
 
 
+def _sql_over_feedback_tables(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, first words) of every string constant (f-string parts joined) that is a SQL statement naming a
+    table of the feedback store."""
+    found = []
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    for node in ast.walk(tree):
+        if id(node) in parts:  # a piece of an f-string, judged with the whole string
+            continue
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if SQL_START.match(text) and FEEDBACK_TABLES & set(re.findall(r"[a-z_]+", text)):
+            found.append((node.lineno, " ".join(text.split())[:60]))
+    return found
+
+
 def test_the_store_has_the_private_members_this_test_guards() -> None:
-    assert {"_write", "_read", "_lock"} <= _store_private_members()
+    assert {"_lock", "_translating_errors"} <= _store_private_members()
 
 
 def test_config_imports_no_upper_layer() -> None:
@@ -72,14 +99,25 @@ def test_only_feedback_uses_the_store_private_members() -> None:
     offences = [f"{path.relative_to(REPO)}:{line} uses {use}"
                 for path in outside
                 for line, use in _foreign_private_uses(ast.parse(path.read_text(encoding="utf-8")), private)]
-    assert offences == [], ("use FeedbackStore.write()/read() instead of its private members:\n"
+    assert offences == [], ("use FeedbackStore.transaction()/snapshot() instead of its private members:\n"
                             + "\n".join(offences))
+
+
+def test_sql_over_the_feedback_tables_lives_only_in_feedback() -> None:
+    outside = [p for p in _sources(*PACKAGES) if p.relative_to(REPO).parts[0] != "feedback"]
+    offences = [f"{path.relative_to(REPO)}:{line}: {sql}"
+                for path in outside
+                for line, sql in _sql_over_feedback_tables(ast.parse(path.read_text(encoding="utf-8")))]
+    assert offences == [], ("move these queries into a feedback module and call it:\n" + "\n".join(offences))
 
 
 def test_the_checks_catch_the_old_offences() -> None:
     """The two patterns issue 13 found are reported (so the checks above are not vacuous)."""
     old_config = ast.parse("from jobs.findings import SEVERITIES\ndef f():\n    import bot.cli\n")
     assert [p for _, p in _imported_packages(old_config)] == ["jobs", "bot"]
-    old_jobs = ast.parse("def writing(store):\n    with store._write():\n        yield store.db\n"
+    old_jobs = ast.parse("def writing(store):\n    with store._lock:\n        yield store.db\n"
                          "def mine(self):\n    return self._lock\n")
-    assert _foreign_private_uses(old_jobs, _store_private_members()) == [(2, "store._write")]
+    assert _foreign_private_uses(old_jobs, _store_private_members()) == [(2, "store._lock")]
+    old_sql = ast.parse('rows = db.execute(f"SELECT doc_id, count(*) FROM citations WHERE x > {n}")\n'
+                        'ok = "SELECT 1"\nprose = "Select the votes you want"\n')
+    assert [line for line, _ in _sql_over_feedback_tables(old_sql)] == [1]
