@@ -16,6 +16,7 @@ to ":" compared with ``substr`` (no instr).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,10 +25,28 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from feedback._time import utc_iso
-from feedback.db import first, rows
+from feedback.db import first, is_postgres, rows
 
 #: Ids per ``IN :ids`` query: SQLite binds at most 32,766 variables per statement; PostgreSQL 65,535.
 IN_CHUNK = 10_000
+#: SQLite page cache of a connection that aggregates, KiB: a job's queries touch the same index pages
+#: again and again (the default 2 MiB cache made bad_docs' two window queries ~25 % slower at 100k answers).
+AGGREGATE_CACHE_KIB = 64 * 1024
+
+
+@contextlib.contextmanager
+def aggregate_snapshot(store) -> Iterator[Connection]:
+    """`FeedbackStore.snapshot()` for a job's window aggregates: one read transaction, and on SQLite a page
+    cache of `AGGREGATE_CACHE_KIB` (a per-connection setting with no PostgreSQL counterpart: there the server's
+    shared buffers serve every connection).
+
+    Raises:
+        StoreUnavailable: the database failed.
+    """
+    with store.snapshot() as conn:
+        if not is_postgres(conn):
+            conn.exec_driver_sql(f"PRAGMA cache_size = -{int(AGGREGATE_CACHE_KIB)}")
+        yield conn
 
 
 def chunks(ids: Sequence[str], size: int = IN_CHUNK) -> Iterator[list[str]]:

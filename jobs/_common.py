@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from config.monitoring import MonitoringConfig, monitoring_config_for
+from feedback import windows
 from feedback._time import utc_iso
 from jobs.findings import Finding, JobContext
 
@@ -73,7 +74,7 @@ def parse_time(text: str | None) -> datetime | None:
 
 @contextlib.contextmanager
 def snapshot(store) -> Iterator[Connection]:
-    """One read transaction of ``store`` (`FeedbackStore.snapshot`) for a signal's queries.
+    """One read transaction of ``store`` (`feedback.windows.aggregate_snapshot`) for a signal's queries.
 
     Args:
         store: an open `feedback.FeedbackStore`.
@@ -84,7 +85,7 @@ def snapshot(store) -> Iterator[Connection]:
     Raises:
         StoreUnavailable: the database failed.
     """
-    with store.snapshot() as conn:
+    with windows.aggregate_snapshot(store) as conn:
         yield conn
 
 
