@@ -54,7 +54,8 @@ def test_intent_accuracy_on_the_labelled_set(embedder, classification) -> None:
     texts = [t for t, _ in LABELLED]
     predicted = classifier.classify(texts, embedder.embed(texts, kind="query"))
     correct = sum(p == gold for p, (_, gold) in zip(predicted, LABELLED))
-    # Measured 46/50 (0.92) with all-MiniLM-L6-v2; the misses are troubleshooting questions phrased as lookups.
+    # Measured 45/50 (0.90) with all-MiniLM-L6-v2 and the rules (43/50 before the general rules of
+    # test_classify_rules.py); the misses are mostly troubleshooting questions phrased as lookups.
     assert correct / len(LABELLED) >= 0.85, [(t, g, p) for (t, g), p in zip(LABELLED, predicted) if g != p]
 
 
