@@ -1,11 +1,13 @@
-"""Minerva's feedback event store: answers, citations, 👍/👎 votes and Slack event keys in one SQLite file.
+"""Minerva's feedback event store: answers, citations, 👍/👎 votes, reports, Slack event keys, alert state,
+review queue, kill switch and job leases, on SQLite (one file, the default) or PostgreSQL (several replicas).
 
-`feedback` knows nothing about Slack payloads or retrieval (it imports neither `bot` nor `knowledge`);
-callers pass plain values. Everything public is re-exported here::
+`feedback` owns every table (`feedback.schema`) and every query over them; `jobs` and `bot` call its
+functions. It knows nothing about Slack payloads or retrieval (it imports neither `bot` nor `knowledge`);
+callers pass plain values. The store and its errors are re-exported here::
 
     from feedback import FeedbackStore, FeedbackError, UnknownAnswer, VoteResult
 
-    store = FeedbackStore.open("var/feedback.db")
+    store = FeedbackStore.open("var/minerva.sqlite")        # or "postgresql://minerva@db/minerva"
     if store.claim_event(event_id):          # False on a Slack retry: do nothing
         ...
 """
