@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import aiohttp  # noqa: E402
 
 from _output import emit  # noqa: E402
+from _postgres import new_database, postgres_server  # noqa: E402
 from feedback import FeedbackStore  # noqa: E402
 from feedback.db import rows, scalar  # noqa: E402
 from tests.fakes.replicas import Cluster, answer_id_of, start_replicas, stop_replicas  # noqa: E402
@@ -57,29 +58,6 @@ QUESTIONS = ["what is the API rate limit on the Pro plan?", "how do I announce a
              "how do I rotate an API key?", "what's the parental leave policy?", "who approves a refund?",
              "how long are logs kept?"]
 VOTE_TARGET_PER_S = 2000.0
-
-
-def postgres_server(folder: Path) -> tuple[str, object | None]:
-    """(server URL, handle to stop it): ``MINERVA_TEST_DATABASE_URL`` or a pgserver in ``folder``."""
-    if os.environ.get("MINERVA_TEST_DATABASE_URL"):
-        return os.environ["MINERVA_TEST_DATABASE_URL"], None
-    import pgserver
-
-    server = pgserver.get_server(str(folder), cleanup_mode="delete")
-    return server.get_uri(), server
-
-
-def new_database(server_url: str, name: str) -> str:
-    """CREATE DATABASE ``name`` on the server; its URL."""
-    import sqlalchemy as sa
-
-    url = sa.make_url(server_url).set(drivername="postgresql+psycopg")
-    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    admin.dispose()
-    return url.set(database=name).render_as_string(hide_password=False)
 
 
 def build_index(folder: Path) -> Path:
