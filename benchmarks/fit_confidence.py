@@ -40,14 +40,19 @@ from knowledge.kbeval import calibration_samples, evaluate, summarize  # noqa: E
 SHARED = ROOT.parent / "shared"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def dev_set_arguments(parser: argparse.ArgumentParser) -> None:
+    """The two dev sets' homes and configs, kb-dev's folder and --out (shared with near_topic_features.py)."""
     parser.add_argument("--sample-home", default="var")
     parser.add_argument("--real-home", default="var-real")
     parser.add_argument("--config-sample", default=None)
     parser.add_argument("--config-real", default=str(ROOT / "config" / "real-corpora.yaml"))
     parser.add_argument("--kb-dev", default=str(SHARED / "eval" / "kb-dev"))
     parser.add_argument("--out", default=None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    dev_set_arguments(parser)
     parser.add_argument("--answers", default=None, help="write question, hint and direct answer per line (JSONL)")
     args = parser.parse_args()
 

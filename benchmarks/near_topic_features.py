@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 import config.settings as config_settings  # noqa: E402
 from _output import emit  # noqa: E402
+from fit_confidence import dev_set_arguments  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import CalibrationSample, fit_confidence, load_questions  # noqa: E402
@@ -65,12 +66,7 @@ _VALUE = regex.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample-home", default="var")
-    parser.add_argument("--real-home", default="var-real")
-    parser.add_argument("--config-sample", default=None)
-    parser.add_argument("--config-real", default=str(ROOT / "config" / "real-corpora.yaml"))
-    parser.add_argument("--kb-dev", default=str(SHARED / "eval" / "kb-dev"))
-    parser.add_argument("--out", default=None)
+    dev_set_arguments(parser)
     args = parser.parse_args()
 
     sample = KnowledgeBase(load_settings(args.config_sample), Path(args.sample_home))

@@ -213,33 +213,27 @@ job_runs = Table(
     sqlite_autoincrement=True,
 )
 
-#: Collection kill switch: the latest row per collection is current; `feedback.switches`.
-kill_switch = Table(
-    "kill_switch", METADATA,
-    Column("change_id", Integer, primary_key=True, autoincrement=True),
-    Column("collection", Text, nullable=False),
-    Column("disabled", Integer, CheckConstraint("disabled IN (0, 1)"), nullable=False),
-    Column("reason", Text, nullable=False),
-    Column("fingerprint", Text),
-    Column("changed_by", Text, nullable=False),
-    Column("changed_at", Text, nullable=False),
-    Index("idx_kill_switch_collection", "collection", "change_id"),
-    sqlite_autoincrement=True,
-)
+def _change_log(name: str, key: str, flag: str, index: str) -> Table:
+    """A switch kept as a log of changes: the latest row per ``key`` is the current state (``flag`` 0/1),
+    with why, which alert (if any) and who flipped it; written by `feedback.switches`."""
+    return Table(
+        name, METADATA,
+        Column("change_id", Integer, primary_key=True, autoincrement=True),
+        Column(key, Text, nullable=False),
+        Column(flag, Integer, CheckConstraint(f"{flag} IN (0, 1)"), nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("fingerprint", Text),                   # the alert that flipped it; NULL for a manual change
+        Column("changed_by", Text, nullable=False),    # "alert", "cli", or a Slack user id
+        Column("changed_at", Text, nullable=False),
+        Index(index, key, "change_id"),
+        sqlite_autoincrement=True,
+    )
 
-#: Document quarantine: the latest row per doc_id is current; `feedback.switches`.
-quarantine = Table(
-    "quarantine", METADATA,
-    Column("change_id", Integer, primary_key=True, autoincrement=True),
-    Column("doc_id", Text, nullable=False),
-    Column("quarantined", Integer, CheckConstraint("quarantined IN (0, 1)"), nullable=False),
-    Column("reason", Text, nullable=False),
-    Column("fingerprint", Text),
-    Column("changed_by", Text, nullable=False),
-    Column("changed_at", Text, nullable=False),
-    Index("idx_quarantine_doc", "doc_id", "change_id"),
-    sqlite_autoincrement=True,
-)
+
+#: Collection kill switch: a disabled collection is never used to answer.
+kill_switch = _change_log("kill_switch", "collection", "disabled", "idx_kill_switch_collection")
+#: Document quarantine: a quarantined document is never cited.
+quarantine = _change_log("quarantine", "doc_id", "quarantined", "idx_quarantine_doc")
 
 topics = Table(
     "topics", METADATA,
