@@ -337,11 +337,11 @@ def test_concurrent_votes_from_threads_leave_one_row(store: FeedbackStore) -> No
     assert sum(result.changed for result in results) == 1  # only the first click wrote
 
 
-def test_concurrent_votes_from_separate_connections_leave_one_row(db_path: Path) -> None:
-    # Eight connections to one file: exercises BEGIN IMMEDIATE + busy_timeout, not the in-process lock.
-    with FeedbackStore.open(db_path) as setup:
+def test_concurrent_votes_from_separate_connections_leave_one_row(store_target) -> None:
+    # Eight stores (as eight replicas): SQLite's BEGIN IMMEDIATE + busy_timeout; PostgreSQL's ON CONFLICT + FOR UPDATE.
+    with FeedbackStore.open(store_target) as setup:
         record(setup)
-    stores = [FeedbackStore.open(db_path) for _ in range(8)]
+    stores = [FeedbackStore.open(store_target) for _ in range(8)]
     start = threading.Barrier(8)
     results: list[VoteResult] = []
     errors: list[BaseException] = []
@@ -361,12 +361,38 @@ def test_concurrent_votes_from_separate_connections_leave_one_row(db_path: Path)
     for opened in stores:
         opened.close()
     assert errors == []
-    with FeedbackStore.open(db_path) as check:
+    with FeedbackStore.open(store_target) as check:
         (row,) = check.votes_for("a1")
     # Last write wins: the stored value is the value of the last vote that changed something.
     assert row["value"] in ("up", "down")
     assert len(results) == 8
     assert sum(r.previous is None for r in results) == 1  # exactly one vote saw no row and inserted it
+
+
+def test_a_retry_racing_on_other_connections_is_claimed_once(store_target) -> None:
+    """Slack's retries reaching several replicas at once: exactly one claim of each event id wins."""
+    FeedbackStore.open(store_target).close()
+    stores = [FeedbackStore.open(store_target) for _ in range(6)]
+    start = threading.Barrier(6)
+    won: list[str] = []
+    errors: list[BaseException] = []
+
+    def deliver(store: FeedbackStore) -> None:
+        try:
+            start.wait()
+            won.extend(key for key in (f"Ev{n}" for n in range(30)) if store.claim_event(key))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=deliver, args=(s,)) for s in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+    assert errors == []
+    assert sorted(won) == sorted(f"Ev{n}" for n in range(30))  # each key won once, by one replica
 
 
 # --- events -------------------------------------------------------------------------------------
