@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from feedback import MIGRATIONS, FeedbackStore, StoreUnavailable, labels, windows
+from feedback import MIGRATIONS, FeedbackStore, StoreUnavailable, db, labels, windows
 from feedback._time import utc_iso
 from feedback.probe import stored_schema_version
 
@@ -84,3 +84,25 @@ def test_doctor_reads_the_schema_version_without_opening_the_store(store_target,
     garbage.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreUnavailable, match="cannot be opened"):
         stored_schema_version(garbage)
+
+
+def test_both_ways_of_counting_votes_give_the_same_quality(store) -> None:
+    """The fused-quality CTE counts by per-answer probes (SQLite) or grouped joins (PostgreSQL): same rows."""
+    for n in range(12):
+        answer(store, f"q{n}", at=NOW - timedelta(days=n), cited=("a:x.md",) if n % 4 else (), refused=n % 4 == 0)
+        for voter in range(n % 5):
+            store.record_vote(f"q{n}", f"V{voter}", "up" if (n + voter) % 3 else "down", voted_at=NOW)
+        if n % 3 == 0:
+            store.record_flag(f"q{n}", "F1", "wrong", created_at=NOW)
+    params = {"since": utc_iso(NOW - timedelta(days=30)), "until": utc_iso(NOW + timedelta(days=1)),
+              **windows.FusedWeights(thumbs=0.6, confidence=0.4, flags=2.0).params()}
+    tail = "    q AS (SELECT q0.*, " + windows._FUSED + " AS fused FROM q0)\n" \
+           " SELECT answer_id, up, down, flags, fused FROM q ORDER BY answer_id"
+    with store.snapshot() as conn:
+        probed = db.rows(conn, windows._WINDOW + windows._COUNTS_BY_PROBE + tail, **params)
+        grouped = db.rows(conn, windows._WINDOW + windows._COUNTS_BY_GROUP + tail, **params)
+    assert len(probed) == 12 and sum(r["up"] + r["down"] for r in probed) > 10 and sum(r["flags"] for r in probed) == 4
+    assert [{k: (round(v, 9) if isinstance(v, float) else int(v) if k != "answer_id" else v) for k, v in r.items()}
+            for r in probed] == \
+           [{k: (round(v, 9) if isinstance(v, float) else int(v) if k != "answer_id" else v) for k, v in r.items()}
+            for r in grouped]
