@@ -545,8 +545,16 @@ register_all(cli)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="minerva")
+    """Console-script entry point: a store that cannot be reached is one line and exit code 1, not a traceback."""
+    from feedback import StoreUnavailable
+
+    try:
+        cli(prog_name="minerva")
+    except StoreUnavailable as exc:
+        from bot.doctor import DATABASE_FIX
+
+        click.echo(f"Error: {exc}\n  → {DATABASE_FIX}", err=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -82,11 +82,10 @@ def migrate(obj, to: str, from_: str | None, force: bool, batch_size: int, as_js
     if not _is_postgres_url(to):
         raise click.ClickException(f"--to must be a postgresql://… URL, not {redact(to)!r}")
     source = Path(from_) if from_ else obj.database
-    if is_url(source):
-        raise click.ClickException(f"the store Minerva uses is already {redact(source)}; pass --from PATH to copy "
-                                   "a SQLite file")
+    if is_url(source):  # MINERVA_DATABASE_URL already names the target: copy the home's embedded store
+        source = Path(obj.home) / "minerva.sqlite"
     if not Path(source).is_file():
-        raise click.ClickException(f"no SQLite store at {source}")
+        raise click.ClickException(f"no SQLite store at {source}; pass --from PATH to copy another file")
     try:
         total = sum(describe(source).tables.values())
         with FeedbackStore.open(source) as src, FeedbackStore.open(to) as dst:

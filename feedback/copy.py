@@ -139,7 +139,7 @@ def copy_store(source: FeedbackStore, target: FeedbackStore, *, batch_size: int 
         if held and not force:
             raise TargetNotEmpty(f"{report.target} already holds feedback rows ("
                                  + ", ".join(f"{name}: {n}" for name, n in held.items())
-                                 + "); copy into an empty database, or pass force to replace them")
+                                 + "); copy into an empty database, or replace them (`minerva db migrate --force`)")
         for table in reversed(tables):  # children first: no foreign key is left dangling
             if held.get(table.name):
                 report.cleared[table.name] = dst.execute(table.delete()).rowcount

@@ -182,9 +182,12 @@ def test_migrate_errors_exit_1_with_a_clear_message_and_no_password(sqlite_home,
     result = invoke(sqlite_home, "migrate", "--to", "postgresql://h/db", "--from", str(tmp_path / "missing.sqlite"))
     assert result.exit_code == 1 and "no SQLite store at" in result.output
     assert not (tmp_path / "missing.sqlite").exists()
-    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://u:s3cret-pw@h/db")
-    result = invoke(sqlite_home, "migrate", "--to", "postgresql://h/db")
-    assert result.exit_code == 1 and "pass --from PATH" in result.output and "s3cret-pw" not in result.output
+    # the README's order: MINERVA_DATABASE_URL set first, then migrate without --from: the home's SQLite file is
+    # the source (the error is about the unreachable target, not a missing source)
+    monkeypatch.setenv(DATABASE_URL_ENV, unreachable)
+    result = invoke(sqlite_home, "migrate", "--to", unreachable)
+    assert result.exit_code == 1 and "cannot open feedback database" in result.output
+    assert "no SQLite store" not in result.output and "s3cret-pw" not in result.output
 
 
 def test_status_names_the_database_and_counts_rows_on_both_backends(sqlite_home, postgres_url, monkeypatch) -> None:
@@ -229,3 +232,18 @@ def test_doctor_names_the_database_in_use_without_its_password(tmp_path, postgre
     assert line.status == FAIL and "s3cret-pw" not in line.detail + line.fix and "MINERVA_DATABASE_URL" in line.fix
     monkeypatch.delenv(DATABASE_URL_ENV)
     assert str(tmp_path / "minerva.sqlite") in store_line().detail
+
+
+def test_any_command_on_an_unreachable_database_is_one_line_and_exit_1(sqlite_home) -> None:
+    """Not a 150-line traceback: the error, the password hidden, and what to check."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, DATABASE_URL_ENV: "postgresql://minerva:s3cret-pw@127.0.0.1:1/minerva", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", "--home", str(sqlite_home),
+                           "jobs", "run", "bad_docs"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "s3cret-pw" not in done.stderr
+    assert "cannot open feedback database postgresql://minerva:***@127.0.0.1:1/minerva" in done.stderr
+    assert "→ check MINERVA_DATABASE_URL" in done.stderr
