@@ -156,7 +156,7 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
     keys = [f"event:{body.get('event_id')}"] if body.get("event_id") else []
     keys.append(f"msg:{event.get('channel')}:{event.get('ts')}")
     if not await asyncio.to_thread(store.claim_events, keys):
-        log.info("slack.duplicate_ignored", keys=keys, retry=body.get("retry_num"))
+        log.info("slack.duplicate_ignored", keys=keys)  # a retry, or one message seen as two event types
         return True
     return False
 

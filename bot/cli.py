@@ -80,7 +80,8 @@ def _fail_json(exc: Exception, question: str | None = None):
               help="YAML config (default: the bundled sample knowledge base). Env: MINERVA_CONFIG.")
 @click.option("--home", type=click.Path(file_okay=False), envvar="MINERVA_HOME", default=None,
               help="Data folder: SQLite file and index generations (default: `var` beside --config, or ./var "
-                   "with the bundled sample). Env: MINERVA_HOME.")
+                   "with the bundled sample). Env: MINERVA_HOME. MINERVA_DATABASE_URL and MINERVA_INDEX_DIR move "
+                   "the store and the generations elsewhere (several replicas).")
 @click.option("--log-level", default="WARNING", show_default=True, envvar="MINERVA_LOG_LEVEL",
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 @click.option("--log-format", default="auto", show_default=True, envvar="MINERVA_LOG_FORMAT",
@@ -506,6 +507,11 @@ def serve(obj: Context, port: int, host: str) -> None:
     except KnowledgeError as exc:
         _fail(exc)
     structlog.get_logger("minerva.serve").info("serve.warmed_up", **warmed)
+    if warmed["index"] is None:  # serving anyway: questions get "not ready yet" until a generation is published
+        from knowledge.index import index_root
+
+        click.echo(f"Warning: no index in {index_root(obj.home)} yet; questions are answered \"not ready\" until "
+                   "`minerva ingest` publishes one (this replica picks it up without a restart)", err=True)
     click.echo(f"Minerva serving ({'Socket Mode' if secrets.app_token else f'HTTP on {host}:{port}'}); Ctrl-C to stop", err=True)
     try:
         asyncio.run(run(app, secrets, host=host, port=port))

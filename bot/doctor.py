@@ -179,15 +179,20 @@ def _index_check(settings, home: Path) -> Check:
     from knowledge.errors import KnowledgeError
     from knowledge.index import load_generation
 
+    from knowledge.index import INDEX_DIR_ENV
+
     model = settings.embedding.model
+    rebuild = f"run `minerva --home {home} ingest`"
+    if os.environ.get(INDEX_DIR_ENV, "").strip():  # a shared folder: the ingest host publishes, not this replica
+        rebuild = (f"run `minerva ingest` on the ingest host with the same {INDEX_DIR_ENV} "
+                   f"({os.environ[INDEX_DIR_ENV]}), or check that this machine mounts that folder")
     try:
         index = load_generation(home, model=model)
     except KnowledgeError as exc:
-        return Check("index", FAIL, str(exc), f"run `minerva --home {home} ingest`")
+        return Check("index", FAIL, str(exc), rebuild)
     except Exception as exc:  # noqa: BLE001 - a damaged file in the generation folder
         return Check("index", FAIL, f"cannot be loaded ({type(exc).__name__}: {exc})",
-                     f"run `minerva --home {home} ingest` to build a new generation")
-    rebuild = f"run `minerva --home {home} ingest`"
+                     f"{rebuild} to build a new generation")
     name, dim = "index", int(index.manifest.get("dim", 0))
     if not index.chunks:
         return Check(name, FAIL, f"{index.name} holds no chunk: nothing can be answered", rebuild)

@@ -18,6 +18,7 @@ Usage: ``GatedApp(client=client, signing_secret=secret, process_before_response=
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 log = structlog.get_logger(__name__)
+#: Slack's replay window: a request whose timestamp is further off is refused (slack_sdk's SignatureVerifier).
+STALE_SECONDS = 300
 
 MALFORMED_TEXT = ("Sorry, I couldn't read that request (it was malformed), so nothing was changed. "
                   "Please try again from the latest message.")
@@ -205,6 +208,7 @@ class GatedApp(AsyncApp):
             log.warning("slack.unsigned_request", size=len(raw))
             return web.Response(status=400, text="missing X-Slack-Signature / X-Slack-Request-Timestamp")
         if not self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
+            log.warning("slack.bad_signature", **_signature_hint(timestamp))
             return web.json_response({"error": "invalid request"}, status=401)
         try:
             body = parse_body(text, request.content_type)
@@ -266,3 +270,16 @@ def _first_action_id(body: dict) -> str | None:
     actions = body.get("actions")
     first = actions[0] if isinstance(actions, list) and actions else None
     return _field(first, "action_id")
+
+
+def _signature_hint(timestamp: str) -> dict[str, str]:
+    """Why a signed request was refused, for the admin reading the log: a stale timestamp (more than 5 minutes
+    off, Slack's replay window) or a signature made with another signing secret."""
+    try:
+        skew = abs(time.time() - int(timestamp))
+    except ValueError:
+        return {"reason": "X-Slack-Request-Timestamp is not a number"}
+    if skew > STALE_SECONDS:
+        return {"reason": f"timestamp {skew:.0f} s off", "fix": "check this machine's clock (NTP)"}
+    return {"reason": "signature does not match",
+            "fix": "SLACK_SIGNING_SECRET must be the app's Signing Secret (Basic Information at api.slack.com/apps)"}

@@ -25,6 +25,8 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 import pytest_asyncio
+import structlog
+import structlog.testing
 from aiohttp.test_utils import TestServer
 
 from bot.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
@@ -431,8 +433,12 @@ async def test_bad_signature_and_stale_timestamp_are_rejected(bot: Bot) -> None:
     body = json.dumps({"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": "EvBAD",
                        "event": event}).encode()
 
-    assert await bot.post(body, secret="not-the-secret") == 401
-    assert await bot.post(body, timestamp=int(time.time()) - 600) == 401
+    with structlog.testing.capture_logs() as logs:
+        assert await bot.post(body, secret="not-the-secret") == 401
+        assert await bot.post(body, timestamp=int(time.time()) - 600) == 401
+    # the admin learns which setting to check, at the default (warning) level
+    assert [(e["event"], e["log_level"]) for e in logs] == [("slack.bad_signature", "warning")] * 2
+    assert "SLACK_SIGNING_SECRET" in logs[0]["fix"] and "clock" in logs[1]["fix"]
     tampered = signed_request_headers(SECRET, body)
     async with bot.session.post(bot.server.make_url(EVENTS_PATH), data=body.replace(b"U1", b"U9"),
                                 headers=tampered) as response:
