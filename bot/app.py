@@ -31,6 +31,9 @@ from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
 
 log = structlog.get_logger(__name__)
+#: Seconds a vote click waits for its row to be stored before Slack is acknowledged anyway (Slack shows an
+#: error after 3 s without an ack; notes/slack.md).
+ACK_BUDGET_S = 2.0
 
 VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
 VOTE_UNCHANGED = "Your vote was already recorded."
@@ -97,8 +100,16 @@ def build_app(
         await responder.answer_command(command, respond)
 
     async def on_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        # Store first, then ack: a click Slack saw acknowledged is a stored vote, even when this replica dies
+        # right after (storing takes milliseconds; a slow store is acked at ACK_BUDGET_S all the same).
+        stored = asyncio.ensure_future(_store_vote(store, responder.executor, body, action))
+        try:
+            await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
+        except asyncio.TimeoutError:
+            log.warning("vote.slow_store", budget_s=ACK_BUDGET_S)
         await ack()
-        await _record_vote(store, responder.executor, client, body, action)
+        text, blocks = await stored
+        await _confirm_privately(client, body, text, blocks=blocks)
 
     app.action(FEEDBACK_ACTION)(on_vote)
     app.action(VOTE_UP_ACTION)(on_vote)
@@ -161,7 +172,8 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
     return False
 
 
-async def _record_vote(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
+async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, list | None]:
+    """Stores a 👍/👎 click; returns the private confirmation's text and blocks (the 👎 reasons)."""
     user = body.get("user", {}).get("id", "")
     blocks = None
     try:
@@ -182,7 +194,7 @@ async def _record_vote(store, executor, client: AsyncWebClient, body: dict, acti
     except FeedbackError:  # e.g. StoreUnavailable: the voter still gets an answer (never silence)
         log.exception("vote.failed", value=action.get("value"))
         text = VOTE_FAILED
-    await _confirm_privately(client, body, text, blocks=blocks)
+    return text, blocks
 
 
 async def _record_flag(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
