@@ -192,7 +192,10 @@ def plain_text(answer: Answer) -> str:
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
-    parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers) if q]
+    shown = " ".join(answer.direct_answer.split())
+    # a quote that is no more than the direct answer would say the same thing twice, one line apart
+    parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers)
+              if q and " ".join(f"{q} [{n}]".split()) not in shown]
     return "\n\n".join(parts)
 
 

@@ -280,3 +280,14 @@ def test_passages_not_scored_from_the_calibrated_evidence_are_ordered_by_their_s
     answer = compose_answer("웹훅 타임아웃은 몇 초인가요?", [other, right], cfg, language="ko")
 
     assert [c.doc_id for c in answer.citations][:1] == ["runbooks:webhooks.md"]
+
+
+def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
+    """(18F travel FAQ: "who approves expenses over 500 dollars?" printed its one sentence twice, one line apart.)"""
+    from knowledge.answering import plain_text
+    from knowledge.types import Answer
+
+    sentence = "In the case of individual travel, you may estimate your expenses from your authorization in Concur."
+    answer = Answer(answer_id="a" * 32, question="q", refused=False, text="", direct_answer=f"{sentence} [1]",
+                    quotes=[sentence, "Receipts are required for lodging."], citation_numbers=[1, 2])
+    assert plain_text(answer) == f"{sentence} [1]\n\nReceipts are required for lodging. [2]"
