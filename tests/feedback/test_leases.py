@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -48,22 +48,19 @@ def test_replicas_racing_for_one_slot_run_it_once(store_target) -> None:
     """Eight replicas (own stores, own connections) fire together on 20 slots: each slot has one winner."""
     FeedbackStore.open(store_target).close()
     replicas = [FeedbackStore.open(store_target) for _ in range(8)]
-    winners: dict[int, list[int]] = {}
-    lock = threading.Lock()
 
-    def replica(index: int) -> None:
-        for minute in range(20):
-            if take(replicas[index], SLOT + timedelta(minutes=minute), f"r:{index}"):
-                with lock:
-                    winners.setdefault(minute, []).append(index)
+    def replica(index: int) -> list[int]:
+        """The slots (minutes) this replica won."""
+        return [minute for minute in range(20) if take(replicas[index], SLOT + timedelta(minutes=minute), f"r:{index}")]
 
-    threads = [threading.Thread(target=replica, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(replica, range(8)))
     for opened in replicas:
         opened.close()
+    winners: dict[int, list[int]] = {}
+    for index, minutes in enumerate(won):
+        for minute in minutes:
+            winners.setdefault(minute, []).append(index)
     # every slot has exactly one winner; a replica that was behind may skip slots, never double them
     assert all(len(taken) == 1 for taken in winners.values())
     assert 19 in winners

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -343,24 +344,15 @@ def test_concurrent_votes_from_separate_connections_leave_one_row(store_target) 
         record(setup)
     stores = [FeedbackStore.open(store_target) for _ in range(8)]
     start = threading.Barrier(8)
-    results: list[VoteResult] = []
-    errors: list[BaseException] = []
 
-    def click(store: FeedbackStore, value: str) -> None:
-        try:
-            start.wait()
-            results.append(store.record_vote("a1", "U1", value))
-        except BaseException as error:
-            errors.append(error)
+    def click(index: int) -> VoteResult:
+        start.wait()
+        return stores[index].record_vote("a1", "U1", "up" if index % 2 else "down")
 
-    threads = [threading.Thread(target=click, args=(s, "up" if i % 2 else "down")) for i, s in enumerate(stores)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(8) as pool:  # list() re-raises a thread's exception here
+        results = list(pool.map(click, range(8)))
     for opened in stores:
         opened.close()
-    assert errors == []
     with FeedbackStore.open(store_target) as check:
         (row,) = check.votes_for("a1")
     # Last write wins: the stored value is the value of the last vote that changed something.
@@ -374,24 +366,15 @@ def test_a_retry_racing_on_other_connections_is_claimed_once(store_target) -> No
     FeedbackStore.open(store_target).close()
     stores = [FeedbackStore.open(store_target) for _ in range(6)]
     start = threading.Barrier(6)
-    won: list[str] = []
-    errors: list[BaseException] = []
 
-    def deliver(store: FeedbackStore) -> None:
-        try:
-            start.wait()
-            won.extend(key for key in (f"Ev{n}" for n in range(30)) if store.claim_event(key))
-        except BaseException as error:
-            errors.append(error)
+    def deliver(store: FeedbackStore) -> list[str]:
+        start.wait()
+        return [key for key in (f"Ev{n}" for n in range(30)) if store.claim_event(key)]
 
-    threads = [threading.Thread(target=deliver, args=(s,)) for s in stores]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(6) as pool:
+        won = [key for keys in pool.map(deliver, stores) for key in keys]
     for opened in stores:
         opened.close()
-    assert errors == []
     assert sorted(won) == sorted(f"Ev{n}" for n in range(30))  # each key won once, by one replica
 
 
