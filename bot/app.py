@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import structlog
 from slack_bolt.async_app import AsyncApp
@@ -25,15 +27,16 @@ from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, V
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from bot.slack_gate import GatedApp
-from bot.vote_reasons import VOTE_REASON_PATTERN, reason_blocks, record_reason
+from bot.vote_reasons import VOTE_REASON_PATTERN, confirm_reason, reason_blocks, store_reason
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
 
 log = structlog.get_logger(__name__)
-#: Seconds a vote click waits for its row to be stored before Slack is acknowledged anyway (Slack shows an
-#: error after 3 s without an ack; notes/slack.md).
+#: Seconds a click (vote, 👎 reason, wrong-answer report) waits for its row to be stored before Slack is
+#: acknowledged anyway (Slack shows the user an error after 3 s without an ack; notes/slack.md).
 ACK_BUDGET_S = 2.0
+T = TypeVar("T")
 
 VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
 VOTE_UNCHANGED = "Your vote was already recorded."
@@ -100,15 +103,7 @@ def build_app(
         await responder.answer_command(command, respond)
 
     async def on_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
-        # Store first, then ack: a click Slack saw acknowledged is a stored vote, even when this replica dies
-        # right after (storing takes milliseconds; a slow store is acked at ACK_BUDGET_S all the same).
-        stored = asyncio.ensure_future(_store_vote(store, responder.executor, body, action))
-        try:
-            await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
-        except asyncio.TimeoutError:
-            log.warning("vote.slow_store", budget_s=ACK_BUDGET_S)
-        await ack()
-        text, blocks = await stored
+        text, blocks = await _stored_then_acked(ack, _store_vote(store, responder.executor, body, action))
         await _confirm_privately(client, body, text, blocks=blocks)
 
     app.action(FEEDBACK_ACTION)(on_vote)
@@ -118,13 +113,13 @@ def build_app(
     @app.action(VOTE_REASON_PATTERN)
     async def on_vote_reason(ack, body: dict, action: dict, respond) -> None:
         # One of the reason buttons offered privately after a 👎 (bot.vote_reasons).
-        await ack()
-        await record_reason(store, responder.executor, body, action, respond)
+        text = await _stored_then_acked(ack, store_reason(store, responder.executor, body, action))
+        await confirm_reason(respond, text)
 
     @app.action(REPORT_WRONG_ACTION)
     async def on_report_wrong(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
-        await ack()
-        await _record_flag(store, responder.executor, client, body, action)
+        text = await _stored_then_acked(ack, _store_flag(store, responder.executor, body, action))
+        await _confirm_privately(client, body, text)
 
     async def on_alert_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         # Digest / critical-alert buttons; the value is the alert fingerprint, read from SQLite.
@@ -172,6 +167,19 @@ async def _claimed_before(store: FeedbackStore, body: dict, event: dict) -> bool
     return False
 
 
+async def _stored_then_acked(ack, storing: Awaitable[T]) -> T:
+    """Store a click first, then ack it: a click Slack saw acknowledged is stored, even when this replica dies
+    right after. Storing takes milliseconds; a slow store is acknowledged at ACK_BUDGET_S all the same (and
+    finishes afterwards), so Slack never shows the user an error. Returns what ``storing`` returned."""
+    stored = asyncio.ensure_future(storing)
+    try:
+        await asyncio.wait_for(asyncio.shield(stored), ACK_BUDGET_S)
+    except asyncio.TimeoutError:
+        log.warning("click.slow_store", budget_s=ACK_BUDGET_S)
+    await ack()
+    return await stored
+
+
 async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, list | None]:
     """Stores a 👍/👎 click; returns the private confirmation's text and blocks (the 👎 reasons)."""
     user = body.get("user", {}).get("id", "")
@@ -197,8 +205,9 @@ async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, l
     return text, blocks
 
 
-async def _record_flag(store, executor, client: AsyncWebClient, body: dict, action: dict) -> None:
-    """"Report a wrong answer": one flag per answer and user (the design's hallucination flag)."""
+async def _store_flag(store, executor, body: dict, action: dict) -> str:
+    """"Report a wrong answer": one flag per answer and user (the design's hallucination flag); returns the
+    private confirmation's text."""
     user = body.get("user", {}).get("id", "")
     answer_id = action.get("value") or ""
     try:
@@ -211,7 +220,7 @@ async def _record_flag(store, executor, client: AsyncWebClient, body: dict, acti
     except FeedbackError:
         log.exception("flag.failed", value=answer_id)
         text = VOTE_FAILED
-    await _confirm_privately(client, body, text)
+    return text
 
 
 async def _confirm_privately(client: AsyncWebClient, body: dict, text: str, *, blocks: list[dict] | None = None) -> None:

@@ -66,15 +66,14 @@ def parse_reason_value(value: str) -> tuple[str, str]:
     return reason, answer_id
 
 
-async def record_reason(store, executor, body: dict, action: dict, respond) -> None:
-    """Handle a click on a reason button: store it with the vote, then replace the ephemeral prompt.
+async def store_reason(store, executor, body: dict, action: dict) -> str:
+    """Store a click on a reason button with the clicker's vote; returns the text that confirms it.
 
     Args:
         store: the `feedback.FeedbackStore`.
-        executor: thread pool for the SQLite write.
+        executor: thread pool for the database write.
         body: the ``block_actions`` payload (the clicking user is ``body["user"]["id"]``).
         action: the clicked button (its value is ``"<reason>:<answer_id>"``).
-        respond: Bolt's ``respond`` for the click's ``response_url``.
     """
     user = body.get("user", {}).get("id", "")
     try:
@@ -89,6 +88,11 @@ async def record_reason(store, executor, body: dict, action: dict, respond) -> N
     except FeedbackError:
         log.exception("vote.reason_failed", value=action.get("value"))
         text = REASON_FAILED
+    return text
+
+
+async def confirm_reason(respond, text: str) -> None:
+    """Replace the private reason prompt with ``text`` (Bolt's ``respond`` for the click's response_url)."""
     try:
         await respond(text=text, replace_original=True, response_type="ephemeral")
     except Exception:  # no response_url (or it expired): the reason is stored all the same
