@@ -48,7 +48,6 @@ from feedback.db import (
     begin_write,
     create_engine,
     is_postgres,
-    is_url,
     redact,
 )
 from feedback.migrations import (
@@ -57,7 +56,6 @@ from feedback.migrations import (
     apply_migrations,
     create_current,
     current_version,
-    schema_version,
 )
 from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
 from feedback.votes import VoteResult, count_reasons, insert_first_vote, fetch_votes, set_vote_reason, upsert_vote
@@ -87,13 +85,21 @@ class FeedbackStore:
             queries live in this package's modules and run on both databases.
     """
 
-    def __init__(self, target: str | Path, engine: Engine, db: sqlite_utils.Database | None) -> None:
+    def __init__(self, target: str | Path, engine: Engine) -> None:
         self.target = target
-        self.path = None if is_url(target) else Path(target)
+        self.path = None if is_postgres(engine) else Path(engine.url.database)
         self.engine = engine
-        self.db = db
+        self._db: sqlite_utils.Database | None = None
         self._lock = threading.Lock()
         self._closed = False
+
+    @property
+    def db(self) -> sqlite_utils.Database | None:
+        """SQLite only (None on PostgreSQL): the sqlite-utils view, opened on first use (see the class docstring)."""
+        with self._lock:
+            if self._db is None and self.path is not None and not self._closed:
+                self._db = sqlite_utils.Database(_sqlite_connection(self.path))
+            return self._db
 
     @classmethod
     def open(cls, target: str | Path) -> FeedbackStore:
@@ -120,17 +126,16 @@ class FeedbackStore:
         except (OSError, ValueError, sa.exc.ArgumentError) as error:
             raise StoreUnavailable(f"cannot open feedback database {shown}: {error}") from error
         try:
-            db = None if is_postgres(engine) else _open_sqlite(Path(engine.url.database))
-            _prepare(engine, shown)
-            if db is not None:
-                apply_migrations(db)  # SQLite files made by older Minervas
+            if _prepare(engine, shown) < len(MIGRATIONS):  # a SQLite file made by an older Minerva
+                with contextlib.closing(_sqlite_connection(Path(engine.url.database))) as conn:
+                    apply_migrations(sqlite_utils.Database(conn))
         except FeedbackError:
             engine.dispose()
             raise
         except (sqlite3.Error, sa.exc.SQLAlchemyError) as error:
             engine.dispose()
             raise StoreUnavailable(f"cannot open feedback database {shown}: {_reason(error)}") from error
-        return cls(target, engine, db)
+        return cls(target, engine)
 
     @contextlib.contextmanager
     def transaction(self, *, one_statement: bool = False) -> Iterator[Connection]:
@@ -517,8 +522,8 @@ class FeedbackStore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                if self.db is not None:
-                    self.db.close()
+                if self._db is not None:
+                    self._db.close()
                 self.engine.dispose()
 
     def __enter__(self) -> FeedbackStore:
@@ -542,25 +547,23 @@ class FeedbackStore:
             raise StoreUnavailable(f"feedback database {redact(self.target)}: {_reason(error)}") from error
 
 
-def _open_sqlite(path: Path) -> sqlite_utils.Database:
-    """The legacy sqlite-utils connection: older files' migrations and SQLite-only conveniences."""
-    # isolation_level=None: the driver opens no implicit transactions; we issue BEGIN IMMEDIATE.
+def _sqlite_connection(path: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection with the store's pragmas, for sqlite-utils: older files' migrations (which
+    issue their own BEGIN IMMEDIATE, hence the driver's autocommit mode) and the `FeedbackStore.db` view."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            check_same_thread=False)
     try:
         for pragma in SQLITE_PRAGMAS:
             conn.execute(pragma)
-        db = sqlite_utils.Database(conn)
-        if schema_version(db) > len(MIGRATIONS):
-            raise SchemaTooNew(str(path), schema_version(db), len(MIGRATIONS))
     except BaseException:
         conn.close()
         raise
-    return db
+    return conn
 
 
-def _prepare(engine: Engine, shown: str) -> None:
-    """Creates an empty store from `feedback.schema`; refuses one made by a newer Minerva."""
+def _prepare(engine: Engine, shown: str) -> int:
+    """Creates an empty store from `feedback.schema`; refuses one made by a newer Minerva; returns the schema
+    version found after that (below the newest only for a SQLite file made by an older Minerva)."""
     with begin_write(engine) as conn:
         if is_postgres(conn):
             # Replicas starting together on an empty database: one creates it, the others wait here.
@@ -570,6 +573,8 @@ def _prepare(engine: Engine, shown: str) -> None:
             raise SchemaTooNew(shown, found, len(MIGRATIONS))
         if found == 0:
             create_current(conn)
+            return len(MIGRATIONS)
+        return found
 
 
 def _reason(error: BaseException) -> str:
