@@ -138,15 +138,13 @@ def killswitch_list(obj) -> None:
 @click.pass_obj
 def killswitch_disable(obj, collection: str, reason: str) -> None:
     """Take COLLECTION out of search (an owner's or admin's decision; announced in the alert channel)."""
-    from jobs.alerts import announce
-    from jobs.killswitch import announcement, disable, enable_command
+    from jobs.killswitch import disable, enable_command
 
     _known_collection(obj, collection)
     changed = disable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
     if changed:
-        announce(obj.store, _alerts_config(obj), announcement(
-            what=f"collection {collection}", subject={"collection": collection}, why=reason,
-            command=enable_command(collection), by="cli"), now=_now())
+        _announce_taken_out(obj, {"collection": collection}, f"collection {collection}", reason,
+                            enable_command(collection))
     click.echo(f"{collection}: disabled (out of search); put it back with `{enable_command(collection)}`"
                if changed else f"{collection} was already disabled")
 
@@ -157,12 +155,11 @@ def killswitch_disable(obj, collection: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_enable(obj, collection: str, reason: str) -> None:
     """Put COLLECTION back into search (releases the kill switch)."""
-    from jobs.alerts import resolve_announcement
     from jobs.killswitch import enable
 
     changed = enable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
     if changed:
-        resolve_announcement(obj.store, _alerts_config(obj), {"collection": collection}, now=_now())
+        _announce_put_back(obj, {"collection": collection})
     click.echo(f"{collection}: enabled (back in search)" if changed else f"{collection} was not disabled")
 
 
@@ -172,14 +169,11 @@ def killswitch_enable(obj, collection: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
     """Take one document (DOC_ID, "collection:path") out of search; announced in the alert channel."""
-    from jobs.alerts import announce
-    from jobs.killswitch import announcement, quarantine, release_command
+    from jobs.killswitch import quarantine, release_command
 
     changed = _change_document(quarantine, obj, doc_id, reason)
     if changed:
-        announce(obj.store, _alerts_config(obj), announcement(
-            what=f"document {doc_id}", subject={"doc_id": doc_id}, why=reason, command=release_command(doc_id),
-            by="cli"), now=_now())
+        _announce_taken_out(obj, {"doc_id": doc_id}, f"document {doc_id}", reason, release_command(doc_id))
     click.echo(f"{doc_id}: quarantined (out of search)" if changed else f"{doc_id} was already quarantined")
 
 
@@ -189,13 +183,28 @@ def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_release(obj, doc_id: str, reason: str) -> None:
     """Put a quarantined document back into search."""
-    from jobs.alerts import resolve_announcement
     from jobs.killswitch import release
 
     changed = _change_document(release, obj, doc_id, reason)
     if changed:
-        resolve_announcement(obj.store, _alerts_config(obj), {"doc_id": doc_id}, now=_now())
+        _announce_put_back(obj, {"doc_id": doc_id})
     click.echo(f"{doc_id}: released (back in search)" if changed else f"{doc_id} was not quarantined")
+
+
+def _announce_taken_out(obj, subject: dict[str, str], what: str, reason: str, command: str) -> None:
+    """Announce in the alert channel that ``subject`` left search by hand, with the command that puts it back."""
+    from jobs.alerts import announce
+    from jobs.killswitch import announcement
+
+    announce(obj.store, _alerts_config(obj), announcement(what=what, subject=subject, why=reason, command=command,
+                                                          by="cli"), now=_now())
+
+
+def _announce_put_back(obj, subject: dict[str, str]) -> None:
+    """Resolve the announcement of ``subject`` (it is back in search)."""
+    from jobs.alerts import resolve_announcement
+
+    resolve_announcement(obj.store, _alerts_config(obj), subject, now=_now())
 
 
 def _change_document(change, obj, doc_id: str, reason: str) -> bool:

@@ -84,8 +84,7 @@ def disable_in(conn, collection: str, *, reason: str, fingerprint: str | None, c
 
 def _change(conn, collection: str, *, disabled: bool, reason: str, fingerprint: str | None, changed_by: str,
             now: datetime) -> bool:
-    if not collection:
-        raise ValueError("collection must be a non-empty name")
+    # an empty name raises InvalidRecord (a ValueError) in feedback.switches
     if not switches.set_collection_disabled(conn, collection, disabled, reason=reason, fingerprint=fingerprint,
                                             changed_by=changed_by, at=now):
         return False
@@ -174,8 +173,7 @@ def enable_command(collection: str) -> str:
 
 def _quarantine_change(conn, doc_id: str, quarantined: bool, *, reason: str, fingerprint: str | None,
                        changed_by: str, now: datetime) -> bool:
-    if ":" not in (doc_id or ""):
-        raise ValueError(f"doc_id must be 'collection:path', not {doc_id!r}")
+    # a doc id that is not "collection:path" raises InvalidRecord (a ValueError) in feedback.switches
     if not switches.set_document_quarantined(conn, doc_id, quarantined, reason=reason, fingerprint=fingerprint,
                                              changed_by=changed_by, at=now):
         return False
