@@ -36,9 +36,9 @@ def utc_iso(moment: datetime | None, *, field: str = "time") -> str:
 def parse_utc(text: str | None) -> datetime | None:
     """The inverse of `utc_iso`: stored text → aware datetime (text without an offset is taken as UTC).
 
-    None (a NULL column) stays None.
+    None (a NULL column) and "" (an index record without the date) give None.
     """
-    if text is None:
+    if not text:
         return None
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

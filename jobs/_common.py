@@ -11,14 +11,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from config.monitoring import MonitoringConfig, monitoring_config_for
 from feedback import windows
-from feedback._time import utc_iso
+from feedback._time import parse_utc, utc_iso
 from jobs.findings import Finding, JobContext
 
 #: Key of `JobContext.extra` holding the loaded `MonitoringConfig` (loaded from files when absent).
@@ -62,14 +62,6 @@ def iso(moment: datetime) -> str:
 def window(now: datetime, days: float) -> tuple[str, str]:
     """``(since, until)`` as store text for the last ``days`` days before ``now`` (since inclusive)."""
     return iso(now - timedelta(days=days)), iso(now)
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """ISO-8601 text (index records, store rows) → aware datetime (naive text is taken as UTC); None stays None."""
-    if not text:
-        return None
-    moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 @contextlib.contextmanager
@@ -203,7 +195,7 @@ def is_active(doc: dict, now: datetime) -> bool:
     """True when a document is served: stage "active" and not past ``expires_at``."""
     if doc.get("stage", "active") != "active":
         return False
-    expires = parse_time(doc.get("expires_at"))
+    expires = parse_utc(doc.get("expires_at"))
     return expires is None or expires > now
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from config.monitoring import FreshnessConfig
-from jobs._common import parse_time
+from feedback import parse_utc
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ def source_state(doc: dict) -> SourceState:
     except (OSError, KeyError, TypeError):
         return SourceState(missing=True, modified=False, mtime=None)
     mtime = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
-    indexed_at = parse_time(doc.get("indexed_at"))
-    recorded = parse_time(doc.get("mtime"))
+    indexed_at = parse_utc(doc.get("indexed_at"))
+    recorded = parse_utc(doc.get("mtime"))
     touched = (indexed_at is not None and mtime > indexed_at) or (
         recorded is not None and (mtime != recorded or stat.st_size != doc.get("size", stat.st_size))
     )
@@ -72,7 +72,7 @@ def _same_text(doc: dict, stat: os.stat_result, mtime: datetime) -> bool:
 
 def age_days(doc: dict, now: datetime) -> float | None:
     """Days since the document's ``last_modified`` (front matter date, else file mtime); None if unknown."""
-    modified = parse_time(doc.get("last_modified"))
+    modified = parse_utc(doc.get("last_modified"))
     return None if modified is None else max(0.0, (now - modified).total_seconds() / 86400)
 
 

@@ -25,8 +25,8 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from feedback import windows
-from jobs._common import (SignalResult, fold_citations, index_documents, is_active, monitoring_config, parse_time,
+from feedback import parse_utc, windows
+from jobs._common import (SignalResult, fold_citations, index_documents, is_active, monitoring_config,
                           snapshot, status_of, window)
 from jobs.doc_state import age_days, is_stale, source_state
 from jobs.findings import Finding, JobContext
@@ -207,7 +207,7 @@ def _outdated_finding(entry: dict, fresh) -> Finding:
 
 
 def _modified_finding(entry: dict) -> Finding:
-    indexed, changed = parse_time(entry["indexed_at"]), parse_time(entry["source_mtime"])
+    indexed, changed = parse_utc(entry["indexed_at"]), parse_utc(entry["source_mtime"])
     hours = max(0.0, (changed - indexed).total_seconds() / 3600) if indexed and changed else 0.0
     return Finding(
         alert="source_modified", severity="warning", labels={"doc_id": entry["doc_id"]},
@@ -231,7 +231,7 @@ def _timeline(active: list[dict], fresh, now) -> list[dict[str, Any]]:
     points = []
     for weeks_ago in range(TIMELINE_WEEKS - 1, -1, -1):
         moment = now - timedelta(weeks=weeks_ago)
-        stale = sum(1 for d in active if parse_time(d.get("last_modified")) and parse_time(d["last_modified"]) <= moment
+        stale = sum(1 for d in active if parse_utc(d.get("last_modified")) and parse_utc(d["last_modified"]) <= moment
                     and is_stale(d, fresh, moment))
         points.append({"date": moment.date().isoformat(), "stale": stale})
     return points
