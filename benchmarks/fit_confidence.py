@@ -38,6 +38,8 @@ from knowledge.embedding_profiles import dense_languages  # noqa: E402
 from knowledge.kbeval import calibration_samples, evaluate, summarize  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
+#: Questions written for this check, never fitted on (benchmarks/data/README.md).
+NEAR_TOPIC = ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl"
 
 
 def dev_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +64,7 @@ def main() -> None:
         "kb-dev": (KnowledgeBase(load_settings(args.config_real), Path(args.real_home)),
                    load_questions(Path(args.kb_dev) / "questions.jsonl"), SHARED / "corpus"),
     }
+    validation = {"near-topic": (sets["kb-dev"][0], load_questions(NEAR_TOPIC), SHARED / "corpus")}
     first_kb = sets["sample"][0]
     sets["kb-dev"][0]._embedder = first_kb.embedder  # one model in memory
     model = first_kb.settings.embedding.model
@@ -81,23 +84,33 @@ def main() -> None:
         for label, calibration in (("fitted_on_both", fitted), (f"fitted_on_{other}_only", only[other])):
             kb.settings.answer = dataclasses.replace(kb.settings.answer, calibration=calibration)
             results = evaluate(kb, qs, root)
-            summary = summarize(results)
-            lengths = [len(r.direct_answer) for r in results if not r.refused]
-            summary["direct_answer_chars"] = {"median": float(np.median(lengths)) if lengths else None,
-                                              "max": max(lengths, default=0)}
-            summary["low_confidence_answered"] = None
-            entry[label] = summary
-            if label == "fitted_on_both":
-                hints = {q.get("id"): q for q in qs}
-                for r in results:
-                    q = hints.get(r.id, {})
-                    lines.append({"set": name, "id": r.id, "lang": r.lang, "answerable": r.answerable,
-                                  "refused": r.refused, "question": q.get("question"), "hint": q.get("answer_hint"),
-                                  "direct_answer": r.direct_answer, "cited": r.cited})
+            entry[label] = _summary(results, qs, name, lines if label == "fitted_on_both" else None)
         report["sets"][name] = entry
+    for name, (kb, qs, root) in validation.items():  # never fitted on: a check of the fit
+        kb.settings.answer = dataclasses.replace(kb.settings.answer, calibration=fitted)
+        report["sets"][name] = {"fitted_on_both": _summary(evaluate(kb, qs, root), qs, name, lines)}
     if args.answers:
         Path(args.answers).write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     emit(report, args.out)
+
+
+def _summary(results, questions: list[dict], set_name: str, lines: list | None) -> dict:
+    """`summarize` plus direct-answer length and how often the first citation is on a gold page; each
+    question's answer appended to ``lines`` (for --answers) unless None."""
+    summary = summarize(results)
+    lengths = [len(r.direct_answer) for r in results if not r.refused]
+    summary["direct_answer_chars"] = {"median": float(np.median(lengths)) if lengths else None,
+                                      "max": max(lengths, default=0)}
+    by_id = {q.get("id"): q for q in questions}
+    led = [r.cited[0] in set(by_id[r.id].get("gold") or []) for r in results
+           if r.answerable and not r.refused and r.cited]
+    summary["first_citation_gold"] = round(float(np.mean(led)), 4) if led else None
+    for r in results if lines is not None else ():
+        q = by_id.get(r.id, {})
+        lines.append({"set": set_name, "id": r.id, "lang": r.lang, "answerable": r.answerable, "refused": r.refused,
+                      "top_score": round(r.top_score, 3), "question": q.get("question"), "hint": q.get("answer_hint"),
+                      "direct_answer": r.direct_answer, "cited": r.cited})
+    return summary
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@ from dataclasses import dataclass, replace
 import regex
 
 from config import AnswerConfig
+from knowledge.answer_type import MISSING_VALUE, asked_value, states_value
 from knowledge.contradictions import passage_conflicts
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
-from knowledge.tokenize import tokenize
+from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 
 REFUSAL_TEXT = "I couldn't find this in the knowledge base."
@@ -132,11 +133,28 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         language=language,
     )
     if chosen:
-        weights = term_weights if term_weights is not None else dict.fromkeys(tokenize(question), 1.0)
+        weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
         top = max(strength[p.chunk_id] for p in chosen)
         relative = [strength[p.chunk_id] / top if top > 0 else 1.0 for p in chosen]
         _cite(answer, chosen, weights, cfg.max_quote_chars, relative)
+        kind = asked_value(question)
+        if kind and not any(states_value(shown, kind) for shown in (answer.direct_answer, *answer.quotes)):
+            return _refuse_missing_value(answer, kind, chosen[0].title)
     return answer
+
+
+def _refuse_missing_value(answer: Answer, kind: str, closest: str) -> Answer:
+    """``answer`` turned into a refusal: the question asks for a value of ``kind`` (`asked_value`) that
+    nothing the reply would show states (neither the direct answer nor a quote), so the page is about the
+    subject but does not hold what was asked (kb-dev: the Denver lodging per diem; a runbook that leaves its
+    threshold out). The closest page is named, not cited: it is where an owner would add the value.
+
+    Measured (benchmarks/fit_confidence.py): of the dev and near-topic questions asking for a value, 21 of
+    21 answerable ones show one and stay answered, 8 of 13 no-answer ones show none and are refused."""
+    text = (f"I couldn't find the {MISSING_VALUE[kind]} you asked for in the knowledge base. "
+            f"The closest page, \u201c{closest}\u201d, does not state it.")
+    return replace(answer, refused=True, text=text, passages=[], citation_numbers=[], quotes=[], citations=[],
+                   low_confidence=False, direct_answer="", warnings=[])
 
 
 def _strength(p: Passage, cfg: AnswerConfig) -> float:
@@ -187,7 +205,7 @@ def plain_text(answer: Answer) -> str:
     """The answer as plain text: the low-confidence note, warnings, the direct answer, then each quote
     with its ``[n]``. Call again after changing ``direct_answer`` (the generator does)."""
     if answer.refused:
-        return REFUSAL_TEXT
+        return answer.text or REFUSAL_TEXT
     parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
     parts += answer.warnings
     if answer.direct_answer:

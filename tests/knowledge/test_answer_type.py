@@ -1,0 +1,113 @@
+"""The value a question asks for, and near-topic questions whose page does not state it (issue 9)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from config import SourceConfig
+from knowledge import KnowledgeBase
+from knowledge.answer_type import asked_value, states_value
+from knowledge.embedding import spell_out_identifiers
+from knowledge.tokenize import question_tokens
+from tests.conftest import CORPUS, copy_pages, needs_shared
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("whats the lodging per diem in denver right now?", "money"),
+    ("how much does the Team plan cost per seat?", "money"),
+    ("at what percent of the namespace quota does KubeQuotaAlmostFull fire?", "percent"),
+    ("any idea when pydantic v3 is actually coming out?", "time"),
+    ("how long until I hear back on my accommodation request?", "duration"),
+    ("how many seconds behind does remote write have to be?", "number"),
+    ("whats the max number of seats on Team?", "number"),
+    ("출장비 일당은 얼마예요?", "money"),
+    ("有給休暇はいつまでに申請すればいいですか？", "time"),
+    # asks for a condition, steps or a yes/no: no value type, answered as before
+    ("when should I escalate a disk full page to storage?", None),
+    ("how do I verify the webhook signature header?", None),
+    ("can I roll back a deploy without rebuilding?", None),
+    ("what's the API rate limit for Pro customers?", "number"),
+])
+def test_the_value_a_question_asks_for(question, kind):
+    assert asked_value(question) == kind
+
+
+def test_what_states_a_value_and_what_does_not():
+    assert states_value("Lodging in Denver is $201 a night. [1]", "money")
+    assert not states_value("The maximum lodging rate is shown on the GSA site. [1]", "money")
+    assert states_value("Deliveries time out after 60 seconds.", "duration")
+    assert states_value("a decision within 30 calendar days", "duration")
+    assert not states_value("Prometheus remote write is behind. [1]", "number")  # the [1] is a citation
+    assert not states_value("Breaking changes in the V3 release will be introduced with care.", "time")
+    assert states_value("It fires above 95% of the quota.", "percent")
+    assert states_value("The release is planned for March 2027.", "time")
+
+
+def test_question_words_do_not_count_as_the_questions_topic():
+    assert question_tokens("What should I do when KubeHpaMaxedOut fires?") == ["kubehpamaxedout", "fire"]
+    assert question_tokens("what now?") == ["what", "now"]  # nothing else: all kept
+
+
+def test_camel_case_names_are_spelled_out_for_the_dense_model():
+    assert spell_out_identifiers("when KubeHpaMaxedOut fires") == "when KubeHpaMaxedOut (Kube Hpa Maxed Out) fires"
+    assert spell_out_identifiers("etcdNoLeader") == "etcdNoLeader (etcd No Leader)"
+    assert spell_out_identifiers("my iPhone and update_forward_refs") == "my iPhone and update_forward_refs"
+
+
+def test_a_sample_question_whose_page_lacks_the_amount_is_refused_and_names_the_closest_page(sample_kb):
+    answer = sample_kb.ask("How much does the Enterprise plan cost per seat?")  # Enterprise: "talk to sales"
+
+    assert answer.refused and not answer.citations and not answer.direct_answer
+    assert answer.text.startswith("I couldn't find the amount you asked for")
+    assert "“" in answer.text  # the closest page's title, not a link
+    assert answer.to_json()["refused"] is True
+
+
+def test_a_value_question_the_page_answers_is_not_refused(sample_kb):
+    answer = sample_kb.ask("how long is the build timeout on Team?")
+    assert not answer.refused and "20 minutes" in answer.direct_answer
+
+
+@pytest.fixture(scope="module")
+def runbooks_kb(tmp_path_factory, sample_settings, embedder):
+    """Four real runbooks: one alert states its thresholds, the others leave them out or to TODO."""
+    tmp = tmp_path_factory.mktemp("runbooks")
+    kubernetes = CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes"
+    node = CORPUS / "prometheus-runbooks" / "runbooks" / "node"
+    folder = copy_pages(tmp / "docs", {
+        "KubeHpaMaxedOut.md": kubernetes / "KubeHpaMaxedOut.md",
+        "KubeQuotaAlmostFull.md": kubernetes / "KubeQuotaAlmostFull.md",
+        "NodeClockSkewDetected.md": node / "NodeClockSkewDetected.md",
+        "KubeletTooManyPods.md": kubernetes / "KubeletTooManyPods.md",
+    })
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp / "home", embedder=embedder)
+    kb.sync()
+    return kb
+
+
+@needs_shared
+def test_an_alert_question_phrased_around_the_name_is_answered_from_its_runbook(runbooks_kb):
+    """Right page ranked first, yet refused: question words diluted the alert name's coverage and the
+    model could not read the name; now both count the name."""
+    answer = runbooks_kb.ask("What should I do when KubeHpaMaxedOut fires?")
+    assert not answer.refused
+    assert answer.citations[0].doc_id == "docs:KubeHpaMaxedOut.md"
+
+
+@needs_shared
+@pytest.mark.parametrize("question", [
+    "at what percent of the namespace quota does KubeQuotaAlmostFull fire?",
+    "how much clock offset does it take to trigger NodeClockSkewDetected?",
+])
+def test_a_threshold_the_runbook_leaves_out_is_not_answered_with_the_runbook(runbooks_kb, question):
+    answer = runbooks_kb.ask(question)
+    assert answer.refused and "you asked for" in answer.text
+
+
+@needs_shared
+def test_a_threshold_the_runbook_states_is_answered(runbooks_kb):
+    answer = runbooks_kb.ask("whats the pod limit per node when KubeletTooManyPods fires?")
+    assert not answer.refused and answer.citations[0].doc_id == "docs:KubeletTooManyPods.md"
