@@ -82,6 +82,9 @@ _HTML_TAG = regex.compile(
     r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|summary|sup|"
     r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
 _CODE_SPAN = regex.compile(r"(`+)(?:(?!\1).)+?\1", regex.S)
+#: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
+_CODE_OR_LABEL_ONLY_LINK = regex.compile(
+    r"(?P<code>(`+)(?:(?!\2).)+?\2)|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
 #: A unit that leans on the sentence before it ("This …", "It …", "… that long"): shown with that sentence.
 _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here)\b|.*\bthat (long|much|many|one)\b",
                          regex.I)
@@ -272,15 +275,23 @@ def is_pointer(raw: str) -> bool:
 
 
 def tidy(text: str) -> str:
-    """``text`` without an admonition marker at its start and without inline HTML tags, entities unescaped;
-    inline code spans are kept as written."""
+    """``text`` without an admonition marker at its start, inline HTML tags, or links that lead nowhere,
+    entities unescaped; inline code spans are kept as written. A link with no target of its own is reduced to
+    its label: reference-style ``[label][ref]`` / ``[label][]`` (MkDocs' cross-references, whose targets are
+    not in the page) and the empty ``[label]()`` left where a template tag was removed."""
     text = _ADMONITION.sub(r"\1", text, count=1)
+    text = _CODE_OR_LABEL_ONLY_LINK.sub(lambda m: m.group("code") or m.group("label"), text)
     out, last = [], 0
     for m in _CODE_SPAN.finditer(text):
-        out += [html.unescape(_HTML_TAG.sub("", text[last:m.start()])), m.group(0)]
+        out += [_prose(text[last:m.start()]), m.group(0)]
         last = m.end()
-    out.append(html.unescape(_HTML_TAG.sub("", text[last:])))
+    out.append(_prose(text[last:]))
     return regex.sub(r"[ \t]{2,}", " ", "".join(out)).strip()
+
+
+def _prose(text: str) -> str:
+    """Prose outside inline code as a reader should see it: no HTML tags, entities unescaped."""
+    return html.unescape(_HTML_TAG.sub("", text))
 
 
 def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
@@ -361,7 +372,7 @@ def _same_kind_run(units: list[Unit], before: list[int], kind: str) -> list[int]
 def _render(text: str, unit: Unit) -> str:
     """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
     if unit.kind == ROW:
-        return "• " + unit.display
+        return "• " + tidy(unit.display)
     if unit.kind == CODE:
         return text[unit.start:unit.end]
     raw = tidy(" ".join(text[unit.start:unit.end].split()))

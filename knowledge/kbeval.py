@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from knowledge.calibration import CalibrationSample
-from knowledge.service import KnowledgeBase
+from knowledge.service import ANSWER_CANDIDATES, KnowledgeBase
 
 
 @dataclass
@@ -66,7 +66,7 @@ def evaluate(
         started = time.perf_counter()
         answer = kb.ask(q["question"])
         latency = (time.perf_counter() - started) * 1000
-        passages = kb.search([q["question"]], top_k=10)[0]
+        passages = kb.search([q["question"]], top_k=ANSWER_CANDIDATES)[0]
         top5_docs = {path_of.get(p.doc_id) for p in passages[:5]}
         best = max(passages, key=lambda p: p.dense_score, default=None)
         results.append(QuestionResult(

