@@ -49,6 +49,12 @@ class SearchFilter:
     now: datetime | None = None
 
 
+#: Passages (best scored first) whose answer units a Korean/Japanese question re-scores with the cross-lingual
+#: model (`knowledge.crosslingual.XLRanking.with_unit_cosines`): the direct answer comes from the best one or
+#: two; each unit costs ~1.3 ms, so three passages' units took up to ~40 ms of a ~50 ms question.
+XL_UNIT_PASSAGES = 2
+
+
 class Retriever:
     """Searches one loaded generation. Cheap to create; holds no state beyond the index."""
 
@@ -85,12 +91,12 @@ class Retriever:
         if not self.index.chunks or not queries:
             return [[] for _ in queries]
         allowed = self._allowed_rows(where or SearchFilter())
-        query_vectors = self.embedder.embed([spell_out_identifiers(q) for q in queries], kind="query")
+        languages = [detect_language(q) for q in queries]
+        query_vectors = self._query_vectors(queries, languages, mode)
         results = []
-        for query, qvec in zip(queries, query_vectors):
+        for query, qvec, language in zip(queries, query_vectors, languages):
             tokens = question_tokens(query)
             bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
-            language = detect_language(query)
             readable = self.reads(language)
             xl = self._crosslingual(query, bm25, allowed) if not readable and mode == "hybrid" else None
             if xl is not None:
@@ -108,9 +114,25 @@ class Retriever:
                 passage = self._passage(r, float(c), evidence, units, float(bm25[r]), readable)
                 passages.append(xl.rescore(passage, r) if xl is not None else passage)
             if xl is not None:
-                passages = xl.with_unit_cosines(passages, self._xl_model, self.settings.answer.max_passages)
+                passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES)
             results.append(passages)
         return results
+
+    def _query_vectors(self, queries: list[str], languages: list[str], mode: str) -> np.ndarray:
+        """The main model's vector of each query; zeros for a query in a language it cannot read when the
+        cross-lingual index will rank it (its vector would only score passages the model cannot judge, and
+        embedding it took ~20 ms of a Korean question's ~50)."""
+        vectors = np.zeros((len(queries), self.embedder.dim), dtype=np.float32)
+        skip = mode == "hybrid" and self._xl_available()
+        todo = [i for i, language in enumerate(languages) if not (skip and not self.reads(language))]
+        if todo:
+            vectors[todo] = self.embedder.embed([spell_out_identifiers(queries[i]) for i in todo], kind="query")
+        return vectors
+
+    def _xl_available(self) -> bool:
+        """Whether the index has cross-lingual vectors of the configured model."""
+        return (self._xl_model is not None and self.index.xl_dense is not None
+                and self.index.manifest.get("crosslingual") == self._xl_model)
 
     def reads(self, language: str) -> bool:
         """Whether the dense model reads questions in ``language`` ("en", "ko", "ja"; `dense_languages`)."""
@@ -120,7 +142,7 @@ class Retriever:
         """The cross-lingual ranking of a question the dense model cannot read, or None when the index has
         no cross-lingual vectors of the configured model (``embedding.crosslingual`` off, or an index
         written before: BM25 alone then)."""
-        if self._xl_model is None or self.index.xl_dense is None or self.index.manifest.get("crosslingual") != self._xl_model:
+        if not self._xl_available():
             return None
         return crosslingual.rank(self.index, query, bm25, allowed, self.settings.retrieval.candidates, self._xl_model)
 
