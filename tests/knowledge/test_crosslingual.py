@@ -139,10 +139,10 @@ def test_a_keyword_match_counts_in_the_cross_lingual_confidence(tmp_path, sample
 
 
 def test_the_cross_lingual_score_adds_the_bm25_share_and_keeps_the_cosine_scale_without_it():
-    no_match = evidence_score(xl_evidence(0.35, {"bm25_share": 0.0}), XL_CALIBRATION)
-    keyword = evidence_score(xl_evidence(0.28, {"bm25_share": 0.32}), XL_CALIBRATION)
+    no_match = evidence_score(xl_evidence(0.42, {"bm25_share": 0.0}), XL_CALIBRATION)
+    keyword = evidence_score(xl_evidence(0.36, {"bm25_share": 0.32}), XL_CALIBRATION)
 
-    assert no_match == pytest.approx(float(calibrate(0.35, replace(XL_CALIBRATION, weights={}))))
+    assert no_match == pytest.approx(float(calibrate(0.42, replace(XL_CALIBRATION, weights={}))))
     assert keyword > no_match >= 0.3
 
 
