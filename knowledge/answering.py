@@ -82,6 +82,8 @@ _HTML_TAG = regex.compile(
     r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|summary|sup|"
     r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
 _CODE_SPAN = regex.compile(r"(`+)(?:(?!\1).)+?\1", regex.S)
+#: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
+_MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
     r"(?P<code>(`+)(?:(?!\2).)+?\2)|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
@@ -290,8 +292,9 @@ def tidy(text: str) -> str:
 
 
 def _prose(text: str) -> str:
-    """Prose outside inline code as a reader should see it: no HTML tags, entities unescaped."""
-    return html.unescape(_HTML_TAG.sub("", text))
+    """Prose outside inline code as a reader should see it: no HTML tags, entities unescaped, Markdown's
+    backslash escapes resolved ("336 hours \\- 240 hour cap \\= 96" reads "336 hours - 240 hour cap = 96")."""
+    return _MD_ESCAPE.sub(r"\1", html.unescape(_HTML_TAG.sub("", text)))
 
 
 def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:

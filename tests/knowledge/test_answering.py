@@ -297,3 +297,8 @@ def test_links_that_lead_nowhere_show_their_label_and_code_is_left_alone():
     text = 'Please [contact the Help Desk]() or see [`dataclasses`][dataclasses] and [iterator][]; `d["a"]["b"]`.'
     assert tidy(text) == 'Please contact the Help Desk or see `dataclasses` and iterator; `d["a"]["b"]`.'
     assert tidy("[API](https://example.com/api)") == "[API](https://example.com/api)"  # a real link stays
+
+
+def test_markdown_backslash_escapes_are_resolved_outside_code():
+    assert tidy(r"336 hours \- 240 hour cap \= 96 Use or Lose hours") == "336 hours - 240 hour cap = 96 Use or Lose hours"
+    assert tidy(r"run `grep \-v x` first") == r"run `grep \-v x` first"
