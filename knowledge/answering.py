@@ -22,7 +22,7 @@ from knowledge.answer_type import MISSING_VALUE, asked_value, states_value
 from knowledge.contradictions import passage_conflicts
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
-from knowledge.tokenize import question_tokens, tokenize
+from knowledge.tokenize import question_stems, question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 
 REFUSAL_TEXT = "I couldn't find this in the knowledge base."
@@ -35,6 +35,12 @@ SECOND_UNIT_SHARE = 0.85
 #: Weight of a unit's IDF-weighted question coverage beside its cosine when picking the answer: lexical
 #: evidence breaks ties between sentences of one topic (which one names the "timeout"?).
 COVERAGE_WEIGHT = 0.5
+#: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
+#: this share of the best unit (`_answer_every_part`).
+PART_UNIT_SHARE = 0.6
+_PART_BREAK = regex.compile(
+    r"\?+\s*|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?=(?:and\s+|also\s+)?(?:what|whats|how|when|where|who|which|why|is|are|"
+    r"can|could|do|does|did|should|will|would|must|any)\b)", regex.I)
 #: Bonus for a unit of the best-scored passage: when two passages' sentences come close, the one whose
 #: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
 FIRST_PASSAGE_BONUS = 0.05
@@ -193,6 +199,10 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     units = [split_units(p.text) for p in passages]
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
     direct = _direct_units(ranked)
+    if direct:
+        best = passages[direct[0].passage]
+        topic = set(tokenize(" ".join((best.title, *best.heading_path))))
+        direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
     answer.direct_answer = " ".join(
         f"{tidy(c.unit.display)} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
     best_in = {}
@@ -295,6 +305,44 @@ def _prose(text: str) -> str:
     """Prose outside inline code as a reader should see it: no HTML tags, entities unescaped, Markdown's
     backslash escapes resolved ("336 hours \\- 240 hour cap \\= 96" reads "336 hours - 240 hour cap = 96")."""
     return _MD_ESCAPE.sub(r"\1", html.unescape(_HTML_TAG.sub("", text)))
+
+
+def question_parts(question: str) -> list[set[str]]:
+    """The content words of each part of a question that asks two things ("is there a cap on award leave?
+    and does it expire" → ``[{cap, award, leav}, {expir}]``); one set for a question that asks one. A part
+    starts after a question mark, or at "and"/"also"/"+"/";" followed by a question word ("… and who do I
+    email?"); "employment + salary" is one part."""
+    parts = [p for p in _PART_BREAK.split(question) if p and p.strip()]
+    tokens = [set(question_tokens(p)) - question_stems() for p in parts]
+    return [t for t in tokens if t] or [set(question_tokens(question))]
+
+
+def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts: list[set[str]],
+                       weights: dict[str, float], topic: set[str]) -> list[_Candidate]:
+    """``direct`` plus, for each part of the question (`question_parts`) whose most specific word (highest
+    IDF, among the words that are not the answer's ``topic``: its page title and headings, e.g. "award leave")
+    the direct answer does not state, the best-scored unit of the same passages that states it, if it scores
+    at least `PART_UNIT_SHARE` of the best unit and the answer stays within `DIRECT_ANSWER_CHARS` plus one
+    unit. dev questions: "is there a cap on award leave? and does it expire" was answered with the expiry alone
+    although the passage says "a maximum of 80 hours … the 80 hour cap"."""
+    if len(parts) < 2 or not direct:
+        return direct
+    chosen = list(direct)
+    said = set().union(*(set(tokenize(c.unit.display)) for c in chosen))
+    for part in parts:
+        asked = sorted(part - topic)
+        if not asked:
+            continue
+        key = max(asked, key=lambda t: weights.get(t, 0.0))  # its most specific word
+        if key in said:
+            continue
+        extra = next((c for c in ranked if c not in chosen and not c.pointer and key in set(tokenize(c.unit.display))
+                      and c.score >= PART_UNIT_SHARE * direct[0].score), None)
+        if extra is not None and sum(len(c.unit.display) for c in chosen) <= DIRECT_ANSWER_CHARS:
+            chosen.append(extra)
+            said |= set(tokenize(extra.unit.display))
+    best = direct[0]
+    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
 
 
 def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:

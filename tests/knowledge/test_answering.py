@@ -302,3 +302,32 @@ def test_links_that_lead_nowhere_show_their_label_and_code_is_left_alone():
 def test_markdown_backslash_escapes_are_resolved_outside_code():
     assert tidy(r"336 hours \- 240 hour cap \= 96 Use or Lose hours") == "336 hours - 240 hour cap = 96 Use or Lose hours"
     assert tidy(r"run `grep \-v x` first") == r"run `grep \-v x` first"
+
+
+@pytest.mark.parametrize("question, parts", [
+    ("is there a cap on award leave? and does it expire", [{"cap", "award", "leav"}, {"expir"}]),
+    ("how fast do i have to report a security incident and who do i email?",
+     [{"fast", "report", "secur", "incid"}, {"email"}]),
+    ("mortgage lender wants to verify my employment + salary", None),  # one thing asked: one part
+])
+def test_a_question_that_asks_two_things_has_two_parts(question, parts):
+    from knowledge.answering import question_parts
+    found = question_parts(question)
+    assert found == parts if parts is not None else len(found) == 1
+
+
+@needs_shared
+def test_the_direct_answer_answers_both_parts_of_a_two_part_question(tmp_path, sample_settings, embedder):
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    folder = copy_pages(tmp_path / "docs", {"leave.md": HANDBOOK / "travel-and-leave" / "leave.md"})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("is there a cap on award leave? and does it expire")
+
+    assert "expires one year" in answer.direct_answer
+    assert "80 hour" in answer.direct_answer  # the cap, which the expiry sentences alone left out
