@@ -154,6 +154,13 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     return answer
 
 
+def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
+    """The refusal ``answer`` saying that the page which covered the question has expired (``valid_until``:
+    its last valid day, YYYY-MM-DD): nothing current answers it."""
+    return _refusal(answer, f"I couldn't find a current answer in the knowledge base. The page that covered this, "
+                            f"\u201c{title}\u201d, expired after {valid_until}.")
+
+
 def _refuse_missing_value(answer: Answer, kind: str, closest: str) -> Answer:
     """``answer`` turned into a refusal: the question asks for a value of ``kind`` (`asked_value`) that
     nothing the reply would show states (neither the direct answer nor a quote), so the page is about the
@@ -162,8 +169,12 @@ def _refuse_missing_value(answer: Answer, kind: str, closest: str) -> Answer:
 
     Measured (benchmarks/fit_confidence.py): of the dev and near-topic questions asking for a value, 21 of
     21 answerable ones show one and stay answered, 8 of 13 no-answer ones show none and are refused."""
-    text = (f"I couldn't find the {MISSING_VALUE[kind]} you asked for in the knowledge base. "
-            f"The closest page, \u201c{closest}\u201d, does not state it.")
+    return _refusal(answer, f"I couldn't find the {MISSING_VALUE[kind]} you asked for in the knowledge base. "
+                            f"The closest page, \u201c{closest}\u201d, does not state it.")
+
+
+def _refusal(answer: Answer, text: str) -> Answer:
+    """``answer`` as a refusal saying ``text``: nothing quoted or cited (``retrieved`` and ``top_score`` kept)."""
     return replace(answer, refused=True, text=text, passages=[], citation_numbers=[], quotes=[], citations=[],
                    low_confidence=False, direct_answer="", warnings=[])
 

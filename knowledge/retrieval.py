@@ -8,7 +8,7 @@ its exact cosine similarity, so scores are comparable across queries and modes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -40,6 +40,8 @@ class SearchFilter:
         excluded_docs: doc ids taken out of search (documents quarantined by the kill switch).
         allow_restricted: whether restricted collections may be used (DMs of allowed users only).
         now: the time expiry is checked against (UTC); None = now.
+        only_expired: search only the documents past their ``expires_at`` instead of leaving them out (to tell
+            an asker that the page that covered a question has expired, `KnowledgeBase.ask`).
     """
 
     collections: frozenset[str] | None = None
@@ -47,6 +49,7 @@ class SearchFilter:
     excluded_docs: frozenset[str] = frozenset()
     allow_restricted: bool = False
     now: datetime | None = None
+    only_expired: bool = False
 
 
 #: Passages (best scored first) whose answer units a Korean/Japanese question re-scores with the cross-lingual
@@ -64,6 +67,7 @@ class Retriever:
         self.settings = settings
         self._dense_languages = dense_languages(embedder.name, settings.embedding.languages)
         self._xl_model = crosslingual.crosslingual_model(settings.embedding, embedder.name)
+        self._asked: dict[str, np.ndarray] = {}  # question → vector, for this retriever's searches
 
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None
@@ -125,7 +129,12 @@ class Retriever:
         vectors = np.zeros((len(queries), self.embedder.dim), dtype=np.float32)
         skip = mode == "hybrid" and self._xl_available()
         todo = [i for i, language in enumerate(languages) if not (skip and not self.reads(language))]
-        if todo:
+        if len(todo) == 1:  # one question: a second search of it (expired pages, `KnowledgeBase.ask`) reuses it
+            text = spell_out_identifiers(queries[todo[0]])
+            if text not in self._asked:
+                self._asked = {text: self.embedder.embed([text], kind="query")[0]}
+            vectors[todo[0]] = self._asked[text]
+        elif todo:
             vectors[todo] = self.embedder.embed([spell_out_identifiers(queries[i]) for i in todo], kind="query")
         return vectors
 
@@ -181,6 +190,23 @@ class Retriever:
             "agreement": rank_agreement(dense_rank.get(row), sparse_rank.get(row)),
         }
         return evidence, units
+
+    def only_on_expired_pages(self, question: str, where: SearchFilter | None = None) -> bool:
+        """Whether the question's most specific word (its highest-IDF content token the index knows) is found
+        only on pages past their ``expires_at``: "can I still use the SUMMER25 code?" names a code only the
+        expired sale's page holds, so a current page that answers the rest ("one code per workspace") does not
+        answer it."""
+        terms = {t: w for t, w in self.term_weights(question_tokens(question)).items()
+                 if t in self.index.bm25.vocab_dict}
+        if not terms:
+            return False
+        bm25 = self.index.bm25
+        token = max(sorted(terms), key=terms.get)
+        rows = bm25.scores["indices"][bm25.scores["indptr"][bm25.vocab_dict[token]]:bm25.scores["indptr"][bm25.vocab_dict[token] + 1]]
+        where = where or SearchFilter()
+        current = self._allowed_rows(replace(where, only_expired=False))
+        expired = self._allowed_rows(replace(where, only_expired=True))
+        return not current[rows].any() and bool(expired[rows].any())
 
     def _tokens_in_row(self, row: int, tokens: list[str]) -> set[str]:
         """Which of ``tokens`` (all in the BM25 vocabulary) chunk ``row`` contains, read from the index's
@@ -240,7 +266,7 @@ class Retriever:
                 continue
             if self._visibility(doc) == "restricted" and not where.allow_restricted:
                 continue
-            if is_expired(doc, now):
+            if is_expired(doc, now) != where.only_expired:
                 continue
             ok_docs.add(doc_id)
         return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
@@ -17,7 +18,7 @@ import structlog
 
 from config import Settings, SourceConfig
 from knowledge import crosslingual
-from knowledge.answering import compose_answer
+from knowledge.answering import compose_answer, refuse_expired
 from knowledge.embedding import Embedder, load_embedder
 from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
@@ -161,6 +162,18 @@ class KnowledgeBase:
             where = replace(where, excluded_docs=where.excluded_docs | frozenset(self.quarantined_documents()))
         return where
 
+    def _expired_instead(self, answer: Answer, retriever: Retriever, where: SearchFilter | None) -> Answer:
+        """A refusal that names the expired page which answers the question, when one scores high ("is the
+        summer sale still running?" is best answered by "that sale's page expired after 2025-09-30", not by "not
+        found"); else ``answer`` as it was. Asked for refusals, and for answers to a question whose most specific
+        word only expired pages hold (`Retriever.only_on_expired_pages`). The page is named, not cited or
+        quoted: it no longer states what is current."""
+        expired = retriever.search([answer.question], top_k=1,
+                                   where=replace(self._filter(where) or SearchFilter(), only_expired=True))[0]
+        if not expired or expired[0].score < self.settings.answer.high:
+            return answer
+        return refuse_expired(answer, expired[0].title, _expired_on(self.index().documents[expired[0].doc_id]))
+
     def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:
         """Answer one question extractively, with citations, or refuse.
 
@@ -181,10 +194,18 @@ class KnowledgeBase:
         candidates = retriever.search([question], top_k=ANSWER_CANDIDATES, where=self._filter(where))[0]
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
                                 term_weights=retriever.term_weights(question_tokens(question)))
+        if answer.refused or retriever.only_on_expired_pages(question, self._filter(where)):
+            answer = self._expired_instead(answer, retriever, where)
         answer.latency_ms = (time.perf_counter() - started) * 1000
         log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
                  latency_ms=round(answer.latency_ms, 1))
         return answer
+
+
+def _expired_on(doc: dict) -> str:
+    """The last day a document was valid, from its ``expires_at`` (``2025-10-01T00:00:00+00:00``, the end of
+    ``expires_at: 2025-09-30`` in front matter → ``"2025-09-30"``)."""
+    return (datetime.fromisoformat(doc["expires_at"]) - timedelta(microseconds=1)).date().isoformat()
 
 
 def validate_question(question: str, max_chars: int) -> str:

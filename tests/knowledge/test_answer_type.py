@@ -111,3 +111,18 @@ def test_a_threshold_the_runbook_leaves_out_is_not_answered_with_the_runbook(run
 def test_a_threshold_the_runbook_states_is_answered(runbooks_kb):
     answer = runbooks_kb.ask("whats the pod limit per node when KubeletTooManyPods fires?")
     assert not answer.refused and answer.citations[0].doc_id == "docs:KubeletTooManyPods.md"
+
+
+@pytest.mark.parametrize("question", ["is the summer sale still running?", "can I still use the SUMMER25 code?"])
+def test_a_question_only_an_expired_page_answers_says_the_page_expired(sample_kb, question):
+    """The Summer 2025 sale page has expires_at 2025-09-30: it is not quoted as current, and the asker learns
+    it expired instead of "not found" (or a current page's rules for another code)."""
+    answer = sample_kb.ask(question)
+
+    assert answer.refused and not answer.citations
+    assert answer.text.endswith("“Summer 2025 sale: 30% off Team”, expired after 2025-09-30.")
+
+
+def test_a_question_a_current_page_answers_is_not_sent_to_an_expired_one(sample_kb):
+    answer = sample_kb.ask("how much does the team plan cost per seat right now?")
+    assert not answer.refused and "$18" in answer.direct_answer
