@@ -177,9 +177,7 @@ def _source_checks(settings, home: Path) -> list[Check]:
 
 def _index_check(settings, home: Path) -> Check:
     from knowledge.errors import KnowledgeError
-    from knowledge.index import load_generation
-
-    from knowledge.index import INDEX_DIR_ENV
+    from knowledge.index import INDEX_DIR_ENV, load_generation
 
     model = settings.embedding.model
     rebuild = f"run `minerva --home {home} ingest`"

@@ -35,16 +35,6 @@ SECOND_UNIT_SHARE = 0.85
 #: Weight of a unit's IDF-weighted question coverage beside its cosine when picking the answer: lexical
 #: evidence breaks ties between sentences of one topic (which one names the "timeout"?).
 COVERAGE_WEIGHT = 0.5
-#: Words of a part that asks whom to reach, and what answers it: an address, a phone number, a channel, a handle.
-_CONTACT_WORDS = frozenset({"email", "contact", "call", "phone", "reach", "channel", "slack", "ask", "ping", "messag"})
-_CONTACT = regex.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}|(?<![\w&])#[a-z][\w-]+|"
-                         r"(?<!\w)@[a-z][\w.-]+|\bhttps?://", regex.I)
-#: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
-#: this share of the best unit (`_answer_every_part`).
-PART_UNIT_SHARE = 0.6
-_PART_BREAK = regex.compile(
-    r"\?+\s*|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?=(?:and\s+|also\s+)?(?:what|whats|how|when|where|who|which|why|is|are|"
-    r"can|could|do|does|did|should|will|would|must|any)\b)", regex.I)
 #: Bonus for a unit of the best-scored passage: when two passages' sentences come close, the one whose
 #: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
 FIRST_PASSAGE_BONUS = 0.05
@@ -96,15 +86,28 @@ _ADMONITION = regex.compile(r'^(\s*(?:[-*+•]\s+)?)(?:!!!|\?\?\?\+?)\s*[\w-]+(?
 _HTML_TAG = regex.compile(
     r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|summary|sup|"
     r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
-_CODE_SPAN = regex.compile(r"(`+)(?:(?!\1).)+?\1", regex.S)
+_CODE_SPAN_PATTERN = r"(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks)"
+_CODE_SPAN = regex.compile(_CODE_SPAN_PATTERN, regex.S)
 #: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
 _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
-    r"(?P<code>(`+)(?:(?!\2).)+?\2)|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
+    rf"(?P<code>{_CODE_SPAN_PATTERN})|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
 #: A unit that leans on the sentence before it ("This …", "It …", "… that long"): shown with that sentence.
 _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here)\b|.*\bthat (long|much|many|one)\b",
                          regex.I)
+
+
+#: Words of a part that asks whom to reach, and what answers it: an address, a phone number, a channel, a handle.
+_CONTACT_WORDS = frozenset({"email", "contact", "call", "phone", "reach", "channel", "slack", "ask", "ping", "messag"})
+_CONTACT = regex.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}|(?<![\w&])#[a-z][\w-]+|"
+                         r"(?<!\w)@[a-z][\w.-]+|\bhttps?://", regex.I)
+#: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
+#: this share of the best unit (`_answer_every_part`).
+PART_UNIT_SHARE = 0.6
+_PART_BREAK = regex.compile(
+    r"\?+\s*|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?=(?:and\s+|also\s+)?(?:what|whats|how|when|where|who|which|why|is|are|"
+    r"can|could|do|does|did|should|will|would|must|any)\b)", regex.I)
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,7 @@ class _Candidate:
     score: float
     pointer: bool = False
     section: int = 0
+    words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
@@ -279,8 +283,8 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
             if not unit.answerable:
                 continue
             cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
-            coverage = lexical_coverage(set(weights), context | set(tokenize(unit.display)),
-                                        lambda t: weights.get(t, 0.0))
+            words = frozenset(tokenize(unit.display))
+            coverage = lexical_coverage(set(weights), context | words, lambda t: weights.get(t, 0.0))
             score = (cosine + COVERAGE_WEIGHT * coverage + PASSAGE_WEIGHT * (relative[i] - 1)
                      + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
             if asks_amount and _DIGIT.search(unit.display):
@@ -288,7 +292,7 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section))
+            out.append(_Candidate(i, position, unit, score, pointer, section, words))
     return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
 
 
@@ -333,7 +337,7 @@ def question_parts(question: str) -> list[set[str]]:
     starts after a question mark, or at "and"/"also"/"+"/";" followed by a question word ("… and who do I
     email?"); "employment + salary" is one part."""
     parts = [p for p in _PART_BREAK.split(question) if p and p.strip()]
-    tokens = [set(question_tokens(p)) - question_stems() for p in parts]
+    tokens = [set(tokenize(p)) - question_stems() for p in parts]
     return [t for t in tokens if t] or [set(question_tokens(question))]
 
 
@@ -348,7 +352,7 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
     if len(parts) < 2 or not direct:
         return direct
     chosen = list(direct)
-    said = set().union(*(set(tokenize(c.unit.display)) for c in chosen))
+    said = set().union(*(c.words for c in chosen))
     for part in parts:
         asked = sorted(part - topic)
         if not asked:
@@ -356,14 +360,14 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
         key = max(asked, key=lambda t: weights.get(t, 0.0))  # its most specific word
         if key in said:
             continue
-        options = [c for c in ranked if c not in chosen and not c.pointer and key in set(tokenize(c.unit.display))
+        options = [c for c in ranked if c not in chosen and not c.pointer and key in c.words
                    and c.score >= PART_UNIT_SHARE * direct[0].score]
         if key in _CONTACT_WORDS:  # "who do I email?": the unit that gives an address, not "if email is down"
             options.sort(key=lambda c: not _CONTACT.search(c.unit.display))
         extra = options[0] if options else None
         if extra is not None and sum(len(c.unit.display) for c in chosen) <= DIRECT_ANSWER_CHARS:
             chosen.append(extra)
-            said |= set(tokenize(extra.unit.display))
+            said |= extra.words
     best = direct[0]
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
 

@@ -191,29 +191,31 @@ class Retriever:
         }
         return evidence, units
 
-    def only_on_expired_pages(self, question: str, where: SearchFilter | None = None) -> bool:
-        """Whether the question's most specific word (its highest-IDF content token the index knows) is found
-        only on pages past their ``expires_at``: "can I still use the SUMMER25 code?" names a code only the
-        expired sale's page holds, so a current page that answers the rest ("one code per workspace") does not
-        answer it."""
-        terms = {t: w for t, w in self.term_weights(question_tokens(question)).items()
-                 if t in self.index.bm25.vocab_dict}
-        if not terms:
+    def only_on_expired_pages(self, terms: dict[str, float], where: SearchFilter | None = None) -> bool:
+        """Whether a question's most specific word (the highest-IDF of its ``terms``, `term_weights`, that the
+        index knows) is found only on pages past their ``expires_at``: "can I still use the SUMMER25 code?"
+        names a code only the expired sale's page holds, so a current page that answers the rest ("one code per
+        workspace") does not answer it."""
+        known = [t for t in sorted(terms) if t in self.index.bm25.vocab_dict]
+        if not known:
             return False
-        bm25 = self.index.bm25
-        token = max(sorted(terms), key=terms.get)
-        rows = bm25.scores["indices"][bm25.scores["indptr"][bm25.vocab_dict[token]]:bm25.scores["indptr"][bm25.vocab_dict[token] + 1]]
         where = where or SearchFilter()
-        current = self._allowed_rows(replace(where, only_expired=False))
-        expired = self._allowed_rows(replace(where, only_expired=True))
-        return not current[rows].any() and bool(expired[rows].any())
+        now = where.now or datetime.now(timezone.utc)
+        docs = {self.index.chunks[row]["doc_id"] for row in self._rows_with(max(known, key=terms.get))}
+        served = [self._serves(self.index.documents[d], d, replace(where, only_expired=False), now) for d in docs]
+        expired = [self._serves(self.index.documents[d], d, replace(where, only_expired=True), now) for d in docs]
+        return not any(served) and any(expired)
+
+    def _rows_with(self, token: str) -> np.ndarray:
+        """The chunk rows whose BM25 document holds ``token`` (in the vocabulary), from the sparse index."""
+        bm25 = self.index.bm25
+        at = bm25.vocab_dict[token]
+        return bm25.scores["indices"][bm25.scores["indptr"][at]:bm25.scores["indptr"][at + 1]]
 
     def _tokens_in_row(self, row: int, tokens: list[str]) -> set[str]:
         """Which of ``tokens`` (all in the BM25 vocabulary) chunk ``row`` contains, read from the index's
         sparse token → documents matrix instead of re-tokenizing the chunk."""
-        bm25 = self.index.bm25
-        vocab, indptr, indices = bm25.vocab_dict, bm25.scores["indptr"], bm25.scores["indices"]
-        return {t for t in tokens if np.any(indices[indptr[vocab[t]]:indptr[vocab[t] + 1]] == row)}
+        return {t for t in tokens if np.any(self._rows_with(t) == row)}
 
     def _rank(self, bm25: np.ndarray, qvec: np.ndarray, allowed: np.ndarray,
               mode: str) -> tuple[list[int], dict[int, int], dict[int, int]]:
@@ -256,20 +258,17 @@ class Retriever:
     def _allowed_rows(self, where: SearchFilter) -> np.ndarray:
         """Boolean mask (n_chunks,) of chunks that pass the filters at query time."""
         now = where.now or datetime.now(timezone.utc)
-        ok_docs = set()
-        for doc_id, doc in self.index.documents.items():
-            if doc.get("stage", "active") != "active":
-                continue
-            if where.collections is not None and doc["collection"] not in where.collections:
-                continue
-            if doc["collection"] in where.excluded or doc_id in where.excluded_docs:
-                continue
-            if self._visibility(doc) == "restricted" and not where.allow_restricted:
-                continue
-            if is_expired(doc, now) != where.only_expired:
-                continue
-            ok_docs.add(doc_id)
+        ok_docs = {doc_id for doc_id, doc in self.index.documents.items() if self._serves(doc, doc_id, where, now)}
         return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))
+
+    def _serves(self, doc: dict, doc_id: str, where: SearchFilter, now: datetime) -> bool:
+        """Whether document ``doc_id`` passes the filters: active, in an allowed collection, not switched off
+        or quarantined, visible to this asker, and unexpired (or expired, with ``where.only_expired``)."""
+        return (doc.get("stage", "active") == "active"
+                and (where.collections is None or doc["collection"] in where.collections)
+                and doc["collection"] not in where.excluded and doc_id not in where.excluded_docs
+                and (self._visibility(doc) != "restricted" or where.allow_restricted)
+                and is_expired(doc, now) == where.only_expired)
 
     def _visibility(self, doc: dict) -> str:
         """The configured visibility of the document's collection (so restricting a collection takes effect

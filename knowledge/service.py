@@ -167,9 +167,10 @@ class KnowledgeBase:
         summer sale still running?" is best answered by "that sale's page expired after 2025-09-30", not by "not
         found"); else ``answer`` as it was. Asked for refusals, and for answers to a question whose most specific
         word only expired pages hold (`Retriever.only_on_expired_pages`). The page is named, not cited or
-        quoted: it no longer states what is current."""
+        quoted: it no longer states what is current. ``where`` already holds the kill switch's exclusions
+        (`_filter`)."""
         expired = retriever.search([answer.question], top_k=1,
-                                   where=replace(self._filter(where) or SearchFilter(), only_expired=True))[0]
+                                   where=replace(where or SearchFilter(), only_expired=True))[0]
         if not expired or expired[0].score < self.settings.answer.high:
             return answer
         return refuse_expired(answer, expired[0].title, _expired_on(self.index().documents[expired[0].doc_id]))
@@ -191,10 +192,12 @@ class KnowledgeBase:
         question = validate_question(question, self.settings.answer.max_question_chars)
         started = time.perf_counter()
         retriever = self._retriever()
-        candidates = retriever.search([question], top_k=ANSWER_CANDIDATES, where=self._filter(where))[0]
+        where = self._filter(where)  # the kill switch is read once per question
+        candidates = retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0]
+        terms = retriever.term_weights(question_tokens(question))
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
-                                term_weights=retriever.term_weights(question_tokens(question)))
-        if answer.refused or retriever.only_on_expired_pages(question, self._filter(where)):
+                                term_weights=terms)
+        if answer.refused or retriever.only_on_expired_pages(terms, where):
             answer = self._expired_instead(answer, retriever, where)
         answer.latency_ms = (time.perf_counter() - started) * 1000
         log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
