@@ -88,3 +88,64 @@ def states_value(text: str, kind: str) -> bool:
     """Whether ``text`` states a value of ``kind`` (see `asked_value`); citation markers and version names
     do not count. Raises KeyError for an unknown kind."""
     return bool(_STATES[kind].search(_NOT_VALUES.sub(" ", text)))
+
+
+#: Questions that ask what to do: "how do I resize it?", "what should I do when X fires?", "what now?",
+#: "how do we stop that", Korean 어떻게 (해야|하나요|대응…), 대응, 하려면, 방법, Japanese どうすれば, 対応, 方法, 手順.
+#: "How does X work?" and "how long/many/much" ask for other things and do not match.
+_ASKS_ACTION = regex.compile(
+    r"\bhow (do|can|should|would|could) (i|we|you|they|one)\b(?! (know|tell)\b)|\bhow to\b|"
+    r"\bwhat (do|should|can|must) (i|we|you) (do|check|try|run|look at)\b|\bwhat now\b|\bwhat to do\b|\bsteps? to\b|\bwhat are the steps\b|"
+    r"\bhow do i\b|\bhow should\b|\bwhere (do|can|should) (i|we|you) (see|find|look|check|go|get|start)\b|"
+    r"어떻게 ?(해야|하나요|하면|해요|하죠|대응|처리|바꿔|변경|신청|요청)|대응|조치|하려면|방법|"
+    r"どうすれば|どうしたら|どうやって|対応|対処|方法|手順", regex.I)
+#: Verbs that start an instruction ("Run `kubectl get nodes`", "Call AdTrav at …", "Fill out the form"): the
+#: imperatives of the handbook's, the runbooks' and the API docs' how-to steps. A sentence may lead with a
+#: purpose or condition first ("To check X, run …", "If your card has not arrived, call …").
+_IMPERATIVE_VERBS = (
+    "add|apply|ask|book|call|cancel|change|check|choose|click|complete|configure|confirm|contact|cordon|create|"
+    "decrease|delete|describe|disable|drain|edit|email|e-mail|enable|enroll|ensure|fill|find|follow|get|go|"
+    "increase|inspect|install|investigate|look|log|make|message|migrate|monitor|move|navigate|notify|open|page|"
+    "pick|ping|post|raise|reach|rebook|register|reduce|reinstall|remove|replace|request|reset|resize|restart|"
+    "restore|review|roll|run|scale|schedule|select|send|set|sign|silence|start|stop|submit|switch|tell|try|"
+    "turn|update|upgrade|upload|use|validate|verify|visit|wait|write")
+_ACTION_UNIT = regex.compile(
+    rf"^\W*(?:\d{{1,3}}[.)]\s*)?(?:(?:first|then|next|finally|otherwise|instead|also|alternatively),?\s+)?"
+    rf"(?:(?:to|if|when|once|after|before|for)\b[^,.;:]{{1,120}},\s*)?(?:please\s+|simply\s+|just\s+)?"
+    rf"(?:{_IMPERATIVE_VERBS})\b"
+    rf"|\b(?:you|we|they|employees|maintainers|users|staff)\s+(?:can|should|must|need to|have to|may|will need to)\s+"
+    rf"(?:{_IMPERATIVE_VERBS})\b"
+    rf"|\b(?:kubectl|oc|etcdctl|amtool|promtool|curl|helm|git|pip)\s+[a-z-]+",
+    regex.I)
+
+
+def asks_action(question: str) -> bool:
+    """Whether ``question`` asks what to do (steps, a command, whom to call), not what something is."""
+    return bool(_ASKS_ACTION.search(question))
+
+
+def states_action(text: str) -> bool:
+    """Whether ``text`` (one unit: a sentence, list item or table row) tells the reader what to do: an
+    instruction ("Call AdTrav at …", "To check X, run …"), what someone "can/should/must" do, or a command
+    line (`kubectl …`)."""
+    return bool(_ACTION_UNIT.search(text))
+
+
+#: Section headings under which a page says what to do: the runbooks' "Diagnosis" and "Mitigation", a how-to
+#: page's "Steps", "Troubleshooting", "Workaround".
+_ACTION_HEADING = regex.compile(
+    r"\b(diagnos\w*|mitigat\w*|resolv\w*|resolution|remed\w*|fix\w*|solutions?|steps?|procedures?|how to|"
+    r"troubleshoot\w*|workarounds?|instructions?|what to do)\b", regex.I)
+
+
+#: Section headings under which a page says what something is: the runbooks' "Meaning" and "Impact".
+_ABOUT_HEADING = regex.compile(r"^\W*(meaning|impact|overview|background|summary|about|introduction|description|"
+                               r"definition|what is\b[^?]*)\W*$", regex.I)
+
+
+def action_heading(heading: str) -> bool | None:
+    """Whether a section ``heading`` says its text tells what to do ("Diagnosis", "Mitigation", "Steps"):
+    True; False when it says its text describes ("Meaning", "Impact", "Overview"); None when it says neither."""
+    if _ACTION_HEADING.search(heading):
+        return True
+    return False if _ABOUT_HEADING.match(heading) else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import regex
 
 from config import AnswerConfig
-from knowledge.answer_type import MISSING_VALUE, asked_value, states_value
+from knowledge.answer_type import MISSING_VALUE, action_heading, asked_value, asks_action, states_action, states_value
 from knowledge.contradictions import passage_conflicts
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
@@ -57,6 +57,17 @@ _ASKS_AMOUNT = regex.compile(
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")
+#: What a unit under "Meaning"/"Impact" loses when the question asks what to do: it restates the alert the
+#: question names (high cosine, every question word) and must not lead unless no step scores near it.
+ABOUT_PENALTY = 0.2
+#: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
+DIRECT_CODE_CHARS = 240
+_INTRODUCES_CODE = regex.compile(r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b",
+                                 regex.I)
+#: A fenced block of commands (no language, or a shell's): an example program is not an instruction.
+_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|)\s*\n", regex.I)
+#: Bonus for a unit that says what to do (`states_action`) when the question asks what to do (`asks_action`).
+ACTION_BONUS = 0.1
 #: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
 #: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
 #: unit names no fact, yet its link label repeats the question's words (and its heading's), so it outscored
@@ -64,7 +75,7 @@ _DIGIT = regex.compile(r"\d")
 #: title). It still answers when nothing else does (and a relevant pointer beats an unrelated sentence). An
 #: email or phone link is a fact (who to contact), not a pointer.
 POINTER_PENALTY = 0.15
-_LINK_OR_URL = regex.compile(r"!?\[[^\]\n]*\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
+_LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 #: Words around a link that only say "go there": a unit with nothing else besides its links is a pointer.
@@ -77,7 +88,8 @@ _POINTER_START = regex.compile(r"^\W*(?:see|refer to|visit|check out|read more|l
 #: either: it is scored as a pointer.
 _ABOUT_THE_PAGE = regex.compile(
     r"^\W*(?:this|the following) (?:guide|page|section|document|article|doc|chapter) "
-    r"(?:covers|describes|explains|outlines|lists|contains|is about|will (?:help|walk|show))\b", regex.I)
+    r"(?:covers|describes|explains|outlines|lists|contains|is about|will (?:help|walk|show))\b"
+    r"|^\W*(?:follow|use) this (?:runbook|guide|page|procedure|playbook|checklist) (?:when|if|for|to)\b", regex.I)
 _FOR_MORE = regex.compile(r"\bfor (?:more |further |full )?(?:details|information|info|instructions)\b", regex.I)
 #: Markup a direct answer or a quote should not show: an admonition's marker at the start of a unit
 #: (``!!! note``, ``??? tip "Title"``, MkDocs) and inline HTML tags (``<em>JCK</em>``); entities
@@ -121,6 +133,7 @@ class _Candidate:
     pointer: bool = False
     section: int = 0
     words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
+    heading: str = ""  # the heading the unit is under
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
@@ -221,14 +234,15 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
     units = [split_units(p.text) for p in passages]
-    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)))
-    direct = _direct_units(ranked)
+    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
+                         asks_to_do=asks_action(answer.question))
+    direct = _direct_units(ranked, follow_steps=asks_action(answer.question))
     if direct:
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
     answer.direct_answer = " ".join(
-        f"{tidy(c.unit.display)} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
+        f"{_shown(c, units[c.passage])} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
     best_in = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -257,7 +271,7 @@ def plain_text(answer: Answer) -> str:
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
-                relative: list[float], *, asks_amount: bool) -> list[_Candidate]:
+                relative: list[float], *, asks_amount: bool, asks_to_do: bool = False) -> list[_Candidate]:
     """Every answerable unit of the passages, best first.
 
     A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
@@ -275,10 +289,12 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
         # the section's title and headings say what its sentences are about ("Limits by plan" above a row);
         # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
+        heading = p.heading_path[-1] if p.heading_path else ""
         section = 0
         for position, unit in enumerate(unit_list):
             if unit.kind == HEADING:
                 context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
+                heading = unit.display
                 section += 1
             if not unit.answerable:
                 continue
@@ -289,11 +305,27 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                      + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
             if asks_amount and _DIGIT.search(unit.display):
                 score += VALUE_BONUS
+            if asks_to_do:
+                score += _action_fit(unit.display, heading)
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section, words))
+            out.append(_Candidate(i, position, unit, score, pointer, section, words, heading))
     return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
+
+
+def _action_fit(display: str, heading: str) -> float:
+    """What a unit gains for a question that asks what to do: `ACTION_BONUS` when it is an instruction or its
+    section says it holds steps ("Mitigation", "Diagnosis"), half as much again when both; it loses `ACTION_BONUS`
+    in a section that says what something is ("Meaning", "Impact"), which restates the alert the question
+    named instead of saying what to do about it (kb-dev: "PrometheusRuleFailures — where do I see which rule
+    is broken" led with "Prometheus is failing rule evaluations.")."""
+    section = action_heading(heading)
+    if section is False:
+        return -ABOUT_PENALTY
+    if section:
+        return ACTION_BONUS + (ACTION_BONUS / 2 if states_action(display) else 0.0)
+    return ACTION_BONUS if states_action(display) else 0.0
 
 
 def is_pointer(raw: str) -> bool:
@@ -372,11 +404,12 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
 
 
-def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
+def _direct_units(ranked: list[_Candidate], *, follow_steps: bool = False) -> list[_Candidate]:
     """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
     unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
     `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
-    instead. In reading order within a passage."""
+    instead; with ``follow_steps`` (the question asks what to do), a best unit that is an instruction brings
+    the instructions after it in its section. In reading order within a passage."""
     if not ranked:
         return []
     best = ranked[0]
@@ -386,6 +419,8 @@ def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
         if len(chosen) == 3 or c.score < SECOND_UNIT_SHARE * best.score:
             break
         if c.pointer:  # a link to elsewhere adds no fact to the answer
+            continue
+        if follow_steps and action_heading(c.heading) is False:  # what the alert means is not what to do
             continue
         if c.passage == best.passage and c.section != best.section and min(c.section, best.section) > 0:
             continue  # under another heading of the passage than the best unit: another question (a FAQ)
@@ -397,13 +432,30 @@ def _direct_units(ranked: list[_Candidate]) -> list[_Candidate]:
         if before and before[0] not in chosen:
             chosen.append(before[0])
             size += len(before[0].unit.display)
-    if best.unit.display.rstrip().endswith(":"):
-        followers = [c for c in ranked if c.passage == best.passage and c.position > best.position]
+    steps = follow_steps and states_action(best.unit.display)
+    if best.unit.display.rstrip().endswith(":") or steps:
+        # the list a lead-in introduces, or the next steps of an instruction ("Check your profile…" →
+        # "Submit a request to be upgraded…"): what the reader does next is part of the answer
+        followers = [c for c in ranked if c.passage == best.passage and c.position > best.position
+                     and c.section == best.section and not c.pointer and (not steps or states_action(c.unit.display))]
         for c in sorted(followers, key=lambda c: c.position)[:3]:
             if c not in chosen and size + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
                 chosen.append(c)
                 size += len(c.unit.display)
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+
+
+def _shown(c: _Candidate, units: list[Unit]) -> str:
+    """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
+    one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
+    (`DIRECT_CODE_CHARS`): the command is the answer, the sentence only leads to it."""
+    text = tidy(c.unit.display)
+    after = units[c.position + 1] if c.position + 1 < len(units) else None
+    if (after is not None and after.kind == CODE and len(after.display) <= DIRECT_CODE_CHARS
+            and _INTRODUCES_CODE.search(c.unit.display) and _COMMAND_FENCE.match(after.display)):
+        body = _COMMAND_FENCE.sub("", after.display.strip(), count=1).rstrip("`~ \n")
+        return f"{text}\n```\n{body}\n```\n"  # no language name: Slack would show it as the first line
+    return text
 
 
 def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from config import SourceConfig
 from knowledge import KnowledgeBase
-from knowledge.answer_type import asked_value, states_value
+from knowledge.answer_type import action_heading, asked_value, asks_action, states_action, states_value
 from knowledge.embedding import spell_out_identifiers
 from knowledge.tokenize import question_tokens
 from tests.conftest import CORPUS, copy_pages, needs_shared
@@ -70,6 +70,34 @@ def test_a_value_question_the_page_answers_is_not_refused(sample_kb):
     assert not answer.refused and "20 minutes" in answer.direct_answer
 
 
+@pytest.mark.parametrize("question, to_do", [
+    ("pvc for our postgres is almost full. how do i resize it?", True),
+    ("What should I do when KubeHpaMaxedOut fires?", True),
+    ("PrometheusRuleFailures — where do i see which rule is actually broken", True),
+    ("our repo got auto-archived?? how do we stop that", True),
+    ("KubeHpaMaxedOut 알림이 떴는데 어떻게 대응해야 하나요?", True),
+    ("Field(regex=...) がエラーになります。どうすればいいですか？", True),
+    ("how does the webhook retry schedule work?", False),
+    ("how long do we wait for a webhook endpoint?", False),
+    ("the Watchdog alert has been firing for weeks, can i silence it?", False),
+])
+def test_a_question_that_asks_what_to_do(question, to_do):
+    assert asks_action(question) is to_do
+
+
+def test_instructions_and_the_sections_that_hold_them():
+    assert states_action("If you don't have your travel card yet, call AdTrav at (877) 472-6716.")
+    assert states_action("1. Go to Concur at travel.gsa.gov")
+    assert states_action("To check if volume expansion is available, run this with your namespace replaced.")
+    assert states_action("Maintainers can add the `MAINTAINED` topic to the repository.")
+    assert states_action("Check existing kubernetes versions via `kubectl get nodes`")
+    assert not states_action("This alert fires when the DB size exceeds 95% of the quota.")
+    assert not states_action("The maximum number of hours you can work in a single day is 12.")
+    assert action_heading("Mitigation") and action_heading("Diagnosis") and action_heading("Steps to enroll")
+    assert action_heading("Meaning") is False and action_heading("Impact") is False
+    assert action_heading("For meetings longer than 40 minutes") is None
+
+
 @pytest.fixture(scope="module")
 def runbooks_kb(tmp_path_factory, sample_settings, embedder):
     """Four real runbooks: one alert states its thresholds, the others leave them out or to TODO."""
@@ -81,6 +109,8 @@ def runbooks_kb(tmp_path_factory, sample_settings, embedder):
         "KubeQuotaAlmostFull.md": kubernetes / "KubeQuotaAlmostFull.md",
         "NodeClockSkewDetected.md": node / "NodeClockSkewDetected.md",
         "KubeletTooManyPods.md": kubernetes / "KubeletTooManyPods.md",
+        "PrometheusRuleFailures.md": CORPUS / "prometheus-runbooks" / "runbooks" / "prometheus" / "PrometheusRuleFailures.md",
+        "KubeVersionMismatch.md": kubernetes / "KubeVersionMismatch.md",
     })
     kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
                        tmp / "home", embedder=embedder)
@@ -95,6 +125,19 @@ def test_an_alert_question_phrased_around_the_name_is_answered_from_its_runbook(
     answer = runbooks_kb.ask("What should I do when KubeHpaMaxedOut fires?")
     assert not answer.refused
     assert answer.citations[0].doc_id == "docs:KubeHpaMaxedOut.md"
+
+
+@needs_shared
+@pytest.mark.parametrize("question, first", [
+    ("PrometheusRuleFailures — where do i see which rule is actually broken",
+     "Your best starting point is the rules page of the Prometheus UI (:9090/rules)."),
+    ("KubeVersionMismatch keeps firing during our cluster upgrade, what should I check and do?",
+     "Check existing kubernetes versions via `kubectl get nodes` and see VERSION column"),
+])
+def test_a_question_asking_what_to_do_leads_with_the_runbooks_step_not_its_meaning(runbooks_kb, question, first):
+    """Checked by hand once: the Diagnosis step answers; the Meaning section only restates the alert."""
+    answer = runbooks_kb.ask(question)
+    assert answer.direct_answer.startswith(first)
 
 
 @needs_shared

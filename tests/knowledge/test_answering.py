@@ -331,3 +331,41 @@ def test_the_direct_answer_answers_both_parts_of_a_two_part_question(tmp_path, s
 
     assert "expires one year" in answer.direct_answer
     assert "80 hour" in answer.direct_answer  # the cap, which the expiry sentences alone left out
+
+
+RESIZE_STEPS = """If volume resizing is available, it's easiest to increase the capacity of the volume.
+
+To resize the volume run:
+
+```shell
+kubectl -n <my-namespace> edit pvc <my-pvc>
+```
+
+And edit `.spec.resources.requests.storage` to the new desired storage size.
+
+Example of a model:
+
+```python
+class Model(BaseModel):
+    x: int
+```
+"""
+
+
+def test_a_direct_answer_that_leads_to_a_command_shows_the_command_but_not_an_example_program():
+    passage = _passage(RESIZE_STEPS, "runbooks:pvc.md", 0.9, "Direct volume resizing")
+    answer = compose_answer("how do I resize the volume?", [passage], AnswerConfig(calibration=CalibrationConfig()))
+    assert "To resize the volume run:\n```\nkubectl -n <my-namespace> edit pvc <my-pvc>\n```" in answer.direct_answer
+    assert "class Model" not in answer.direct_answer
+
+
+def test_a_question_asking_what_to_do_gets_the_next_instruction_too():
+    """Checked by hand once on the handbook's Zoom page: checking your profile is step one, the request that
+    lifts the 40-minute cut is step two."""
+    text = ("You can check your Zoom profile to see your user type and meeting capacity. Submit a Service Now "
+            "request to be upgraded to a Licensed user. To help ensure people can fully participate, see our "
+            "page on hosting accessible meetings.")
+    passage = _passage(text, "handbook:zoom.md", 0.9, "For meetings longer than 40 minutes")
+    answer = compose_answer("my zoom calls keep getting cut at 40 min, how do i fix that", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+    assert "Submit a Service Now request to be upgraded to a Licensed user. [1]" in answer.direct_answer
