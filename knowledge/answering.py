@@ -20,6 +20,7 @@ import regex
 from config import AnswerConfig
 from knowledge.answer_type import MISSING_VALUE, action_heading, asked_value, asks_action, states_action, states_value
 from knowledge.contradictions import passage_conflicts
+from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
 from knowledge.tokenize import question_stems, question_tokens, tokenize
@@ -60,6 +61,10 @@ _DIGIT = regex.compile(r"\d")
 #: What a unit under "Meaning"/"Impact" loses when the question asks what to do: it restates the alert the
 #: question names (high cosine, every question word) and must not lead unless no step scores near it.
 ABOUT_PENALTY = 0.2
+#: Bonus for a unit that says what replaces the identifier the question names (`knowledge.replacements`): an
+#: exact match of the name, so it outweighs any similarity ("`dict()` → `model_dump()`" over a sentence about
+#: `allow_mutation`).
+REPLACEMENT_BONUS = 0.3
 #: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b",
@@ -117,9 +122,13 @@ _CONTACT = regex.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d
 #: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
 #: this share of the best unit (`_answer_every_part`).
 PART_UNIT_SHARE = 0.6
+_QUESTION_START = (r"(?:(?:and|also|but)\s+)?(?:what|whats|how|when|where|who|which|why|is|are|can|could|do|does|did|"
+                   r"should|will|would|must|any)\b")
+#: Where a question's second part starts: after a "?" that a question follows ("…? and does it expire", "…? how
+#: much notice?"; not "…? getting deprecation warnings everywhere", which is context), or at "and"/"also"/"+"/";"
+#: before a question word.
 _PART_BREAK = regex.compile(
-    r"\?+\s*|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?=(?:and\s+|also\s+)?(?:what|whats|how|when|where|who|which|why|is|are|"
-    r"can|could|do|does|did|should|will|would|must|any)\b)", regex.I)
+    rf"\?+\s*(?={_QUESTION_START}|[^?]*\?)|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?={_QUESTION_START})", regex.I)
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,7 @@ class _Candidate:
     section: int = 0
     words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
     heading: str = ""  # the heading the unit is under
+    replaces: bool = False  # says what replaces the identifier the question names
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
@@ -153,6 +163,9 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
     strength = {p.chunk_id: _strength(p, cfg) for p in candidates}
+    for p in candidates:  # a line that says what replaces the named identifier answers first (`knowledge.replacements`)
+        if p.evidence.get("replaces"):
+            strength[p.chunk_id] = max(strength.values())
     high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -strength[p.chunk_id])
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
     chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
@@ -235,7 +248,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
                 answer.citations[i] = replace(citation, heading=heading)
     units = [split_units(p.text) for p in passages]
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         asks_to_do=asks_action(answer.question))
+                         asks_to_do=asks_action(answer.question), replacing=replacement_terms(answer.question))
     direct = _direct_units(ranked, follow_steps=asks_action(answer.question))
     if direct:
         best = passages[direct[0].passage]
@@ -271,7 +284,8 @@ def plain_text(answer: Answer) -> str:
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
-                relative: list[float], *, asks_amount: bool, asks_to_do: bool = False) -> list[_Candidate]:
+                relative: list[float], *, asks_amount: bool, asks_to_do: bool = False,
+                replacing: frozenset[str] | set[str] = frozenset()) -> list[_Candidate]:
     """Every answerable unit of the passages, best first.
 
     A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
@@ -307,10 +321,13 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                 score += VALUE_BONUS
             if asks_to_do:
                 score += _action_fit(unit.display, heading)
+            replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
+            if replaces:
+                score += REPLACEMENT_BONUS
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section, words, heading))
+            out.append(_Candidate(i, position, unit, score, pointer, section, words, heading, replaces))
     return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
 
 
@@ -421,6 +438,8 @@ def _direct_units(ranked: list[_Candidate], *, follow_steps: bool = False) -> li
         if c.pointer:  # a link to elsewhere adds no fact to the answer
             continue
         if follow_steps and action_heading(c.heading) is False:  # what the alert means is not what to do
+            continue
+        if best.replaces and not c.replaces:  # beside "`dict()` → `model_dump()`", only other such lines
             continue
         if c.passage == best.passage and c.section != best.section and min(c.section, best.section) > 0:
             continue  # under another heading of the passage than the best unit: another question (a FAQ)

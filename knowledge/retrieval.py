@@ -24,10 +24,14 @@ from knowledge.scoring import (
     LEXICAL_CALIBRATION, bm25_share, calibrate, convex_fusion, evidence_score, lexical_coverage, rank_agreement,
     reciprocal_rank_fusion,
 )
-from knowledge.tokenize import question_tokens
+from knowledge.replacements import may_state_replacement, replacement_terms, states_replacement
+from knowledge.sentences import split_units
+from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import Passage
 
 MODES = ("hybrid", "dense", "bm25")
+#: Most chunks a question asking what replaces an identifier brings to the front (`Retriever._with_replacements`).
+REPLACEMENT_ROWS = 2
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,8 @@ class Retriever:
                 order, dense_rank, sparse_rank = xl.order, xl.dense_rank, xl.sparse_rank
             else:
                 order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
-            rows = order[:top_k]
+            found = self._replacement_rows(replacement_terms(query), bm25, allowed)
+            rows = (found + [r for r in order[:top_k] if r not in found])[:top_k]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
@@ -116,7 +121,8 @@ class Retriever:
             for r, c in zip(rows, cosines):
                 evidence, units = self._evidence(r, float(c), qvec, bm25, terms, language, dense_rank, sparse_rank)
                 passage = self._passage(r, float(c), evidence, units, float(bm25[r]), readable)
-                passages.append(xl.rescore(passage, r) if xl is not None else passage)
+                passage = xl.rescore(passage, r) if xl is not None else passage
+                passages.append(self._as_replacement(passage) if r in found else passage)
             if xl is not None:
                 passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES)
             results.append(passages)
@@ -205,6 +211,32 @@ class Retriever:
         served = [self._serves(self.index.documents[d], d, replace(where, only_expired=False), now) for d in docs]
         expired = [self._serves(self.index.documents[d], d, replace(where, only_expired=True), now) for d in docs]
         return not any(served) and any(expired)
+
+    def _replacement_rows(self, terms: set[str], bm25: np.ndarray, allowed: np.ndarray) -> list[int]:
+        """The allowed chunks that say what replaces one of ``terms`` (`knowledge.replacements`), best BM25
+        first, at most `REPLACEMENT_ROWS`: the line of a migration guide that maps ``dict()`` to
+        ``model_dump()`` is the answer even when similarity ranks it below the pages that only mention ``dict``."""
+        if not terms or self.index.bm25 is None:
+            return []
+        vocab = self.index.bm25.vocab_dict
+        tokens = {t for term in terms for t in tokenize(term) if t in vocab}
+        holding = {int(r) for t in tokens for r in self._rows_with(t) if allowed[r]}
+        found = []
+        for row in sorted(holding, key=lambda r: (-bm25[r], r)):
+            text = self.index.chunks[row]["text"]
+            if may_state_replacement(text, terms) and any(
+                    states_replacement(u.display, u.kind, terms) for u in split_units(text) if u.answerable):
+                found.append(row)
+                if len(found) == REPLACEMENT_ROWS:
+                    break
+        return found
+
+    def _as_replacement(self, passage: Passage) -> Passage:
+        """``passage``, which states what replaces an identifier the question names, marked so
+        (``evidence["replaces"]``) and cited: its score is raised to the high band, as an exact match of the
+        name is what the question asked for (its similarity evidence is low: one row of a long table)."""
+        return replace(passage, score=max(passage.score, self.settings.answer.high),
+                       evidence={**passage.evidence, "replaces": 1.0})
 
     def _rows_with(self, token: str) -> np.ndarray:
         """The chunk rows whose BM25 document holds ``token`` (in the vocabulary), from the sparse index."""

@@ -309,6 +309,7 @@ def test_markdown_backslash_escapes_are_resolved_outside_code():
     ("how fast do i have to report a security incident and who do i email?",
      [{"fast", "report", "secur", "incid"}, {"email"}]),
     ("mortgage lender wants to verify my employment + salary", None),  # one thing asked: one part
+    ("whats the replacement for .dict()? getting deprecation warnings everywhere", None),  # context, not a question
 ])
 def test_a_question_that_asks_two_things_has_two_parts(question, parts):
     from knowledge.answering import question_parts
