@@ -131,21 +131,47 @@ def states_action(text: str) -> bool:
     return bool(_ACTION_UNIT.search(text))
 
 
-#: Section headings under which a page says what to do: the runbooks' "Diagnosis" and "Mitigation", a how-to
-#: page's "Steps", "Troubleshooting", "Workaround".
-_ACTION_HEADING = regex.compile(
-    r"\b(diagnos\w*|mitigat\w*|resolv\w*|resolution|remed\w*|fix\w*|solutions?|steps?|procedures?|how to|"
-    r"troubleshoot\w*|workarounds?|instructions?|what to do)\b", regex.I)
+#: Kinds of section a structured page (a runbook: Meaning, Impact, Diagnosis, Mitigation; a how-to: Overview,
+#: Steps) is split into, each with the headings that name it; "action" is what to do.
+_SECTION_HEADINGS: dict[str, regex.Pattern] = {
+    "action": regex.compile(r"\b(diagnos\w*|mitigat\w*|resolv\w*|resolution|remed\w*|fix\w*|solutions?|steps?|"
+                            r"procedures?|how to|troubleshoot\w*|workarounds?|instructions?|what to do)\b", regex.I),
+    "impact": regex.compile(r"^\W*(impact|effects?|consequences?)\W*$", regex.I),
+    "meaning": regex.compile(r"^\W*(meaning|overview|background|summary|about|introduction|description|definition|"
+                             r"what is\b[^?]*)\W*$", regex.I),
+}
+#: What asks for the meaning or the impact of something (the action kind is `asks_action`).
+_ASKS_SECTION: dict[str, regex.Pattern] = {
+    "meaning": regex.compile(r"\bwhat (does|do) [^?.!]{1,80}\bmean\b|\bmeaning\b|\bwhat is (this|that|it)\b|"
+                             r"무슨 뜻|뜻이|의미|意味|とは", regex.I),
+    "impact": regex.compile(r"\bimpact\b|\baffect|\beffects? (on|of)\b|\bconsequence|\bwhat happens\b|\bhow bad\b|"
+                            r"영향|影響|どうなる", regex.I),
+}
 
 
-#: Section headings under which a page says what something is: the runbooks' "Meaning" and "Impact".
-_ABOUT_HEADING = regex.compile(r"^\W*(meaning|impact|overview|background|summary|about|introduction|description|"
-                               r"definition|what is\b[^?]*)\W*$", regex.I)
+def section_kind(heading: str) -> str | None:
+    """The kind of section a ``heading`` names: ``"action"`` ("Diagnosis", "Mitigation", "Steps"),
+    ``"impact"`` ("Impact"), ``"meaning"`` ("Meaning", "Overview"), or None (it names none)."""
+    for kind, pattern in _SECTION_HEADINGS.items():
+        if pattern.search(heading):
+            return kind
+    return None
 
 
-def action_heading(heading: str) -> bool | None:
-    """Whether a section ``heading`` says its text tells what to do ("Diagnosis", "Mitigation", "Steps"):
-    True; False when it says its text describes ("Meaning", "Impact", "Overview"); None when it says neither."""
-    if _ACTION_HEADING.search(heading):
-        return True
-    return False if _ABOUT_HEADING.match(heading) else None
+def path_kind(headings: "tuple[str, ...] | list[str]") -> str | None:
+    """The kind (`section_kind`) of the nearest heading of ``headings`` (outermost first) that names one:
+    "Mitigation › Defrag" is an action section."""
+    for heading in reversed(headings):
+        kind = section_kind(heading)
+        if kind is not None:
+            return kind
+    return None
+
+
+def asked_sections(question: str) -> frozenset[str]:
+    """The kinds of section (`section_kind`) ``question`` asks for: "what does it mean and how do I fix it"
+    → ``{"meaning", "action"}``; "どんな影響がありますか" → ``{"impact"}``; empty when it asks for none."""
+    kinds = {kind for kind, pattern in _ASKS_SECTION.items() if pattern.search(question)}
+    if asks_action(question):
+        kinds.add("action")
+    return frozenset(kinds)

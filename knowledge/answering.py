@@ -18,7 +18,9 @@ from dataclasses import dataclass, replace
 import regex
 
 from config import AnswerConfig
-from knowledge.answer_type import MISSING_VALUE, action_heading, asked_value, asks_action, states_action, states_value
+from knowledge.answer_type import (
+    MISSING_VALUE, asked_sections, asked_value, path_kind, states_action, states_value,
+)
 from knowledge.contradictions import passage_conflicts
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
@@ -58,9 +60,13 @@ _ASKS_AMOUNT = regex.compile(
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")
-#: What a unit under "Meaning"/"Impact" loses when the question asks what to do: it restates the alert the
-#: question names (high cosine, every question word) and must not lead unless no step scores near it.
-ABOUT_PENALTY = 0.2
+#: Bonus for a unit under a section of the kind the question asks for (`knowledge.answer_type.asked_sections`:
+#: "how do I …" → Diagnosis/Mitigation/Steps, "what is the impact" → Impact), or for an instruction when it
+#: asks what to do. Measured on the dev and near-topic questions (benchmarks/fit_confidence.py --answers).
+SECTION_BONUS = 0.1
+#: What a unit under a section of another kind loses (a runbook's "Meaning" when the question asks what to
+#: do): it restates the alert the question names and must not lead unless nothing asked for scores near it.
+OTHER_SECTION_PENALTY = 0.2
 #: Bonus for a unit that says what replaces the identifier the question names (`knowledge.replacements`): an
 #: exact match of the name, so it outweighs any similarity ("`dict()` → `model_dump()`" over a sentence about
 #: `allow_mutation`).
@@ -71,8 +77,6 @@ _INTRODUCES_CODE = regex.compile(r":\s*$|\b(run|use|type|execute|enter) (this|th
                                  regex.I)
 #: A fenced block of commands (no language, or a shell's): an example program is not an instruction.
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|)\s*\n", regex.I)
-#: Bonus for a unit that says what to do (`states_action`) when the question asks what to do (`asks_action`).
-ACTION_BONUS = 0.1
 #: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
 #: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
 #: unit names no fact, yet its link label repeats the question's words (and its heading's), so it outscored
@@ -142,7 +146,7 @@ class _Candidate:
     pointer: bool = False
     section: int = 0
     words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
-    heading: str = ""  # the heading the unit is under
+    kind: str | None = None  # the kind of section the unit is under (`knowledge.answer_type.path_kind`)
     replaces: bool = False  # says what replaces the identifier the question names
 
 
@@ -163,9 +167,11 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
     strength = {p.chunk_id: _strength(p, cfg) for p in candidates}
-    for p in candidates:  # a line that says what replaces the named identifier answers first (`knowledge.replacements`)
-        if p.evidence.get("replaces"):
+    for p in candidates:
+        if p.evidence.get("replaces"):  # the line that maps the named identifier answers first (`knowledge.replacements`)
             strength[p.chunk_id] = max(strength.values())
+        elif p.evidence.get("section"):  # the section asked for is as strong as its page's best passage
+            strength[p.chunk_id] = max(strength[q.chunk_id] for q in candidates if q.doc_id == p.doc_id)
     high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -strength[p.chunk_id])
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
     chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
@@ -248,12 +254,13 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
                 answer.citations[i] = replace(citation, heading=heading)
     units = [split_units(p.text) for p in passages]
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         asks_to_do=asks_action(answer.question), replacing=replacement_terms(answer.question))
-    direct = _direct_units(ranked, follow_steps=asks_action(answer.question))
+                         sections=asked_sections(answer.question), replacing=replacement_terms(answer.question))
+    direct = _direct_units(ranked, sections=asked_sections(answer.question))
     if direct:
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
+        direct = _with_lead_ins(_every_section(direct, ranked, asked_sections(answer.question)), ranked)
     answer.direct_answer = " ".join(
         f"{_shown(c, units[c.passage])} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
     best_in = {}
@@ -284,7 +291,7 @@ def plain_text(answer: Answer) -> str:
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
-                relative: list[float], *, asks_amount: bool, asks_to_do: bool = False,
+                relative: list[float], *, asks_amount: bool, sections: frozenset[str] = frozenset(),
                 replacing: frozenset[str] | set[str] = frozenset()) -> list[_Candidate]:
     """Every answerable unit of the passages, best first.
 
@@ -303,12 +310,12 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
         # the section's title and headings say what its sentences are about ("Limits by plan" above a row);
         # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
-        heading = p.heading_path[-1] if p.heading_path else ""
+        headings = tuple(p.heading_path)
         section = 0
         for position, unit in enumerate(unit_list):
             if unit.kind == HEADING:
                 context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
-                heading = unit.display
+                headings = (*p.heading_path[:-1], unit.display)
                 section += 1
             if not unit.answerable:
                 continue
@@ -319,30 +326,31 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                      + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
             if asks_amount and _DIGIT.search(unit.display):
                 score += VALUE_BONUS
-            if asks_to_do:
-                score += _action_fit(unit.display, heading)
+            if sections:
+                score += _section_fit(unit.display, path_kind(headings), sections)
             replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
             if replaces:
                 score += REPLACEMENT_BONUS
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section, words, heading, replaces))
+            out.append(_Candidate(i, position, unit, score, pointer, section, words, path_kind(headings), replaces))
     return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
 
 
-def _action_fit(display: str, heading: str) -> float:
-    """What a unit gains for a question that asks what to do: `ACTION_BONUS` when it is an instruction or its
-    section says it holds steps ("Mitigation", "Diagnosis"), half as much again when both; it loses `ACTION_BONUS`
-    in a section that says what something is ("Meaning", "Impact"), which restates the alert the question
-    named instead of saying what to do about it (kb-dev: "PrometheusRuleFailures — where do I see which rule
-    is broken" led with "Prometheus is failing rule evaluations.")."""
-    section = action_heading(heading)
-    if section is False:
-        return -ABOUT_PENALTY
-    if section:
-        return ACTION_BONUS + (ACTION_BONUS / 2 if states_action(display) else 0.0)
-    return ACTION_BONUS if states_action(display) else 0.0
+def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
+    """What a unit under a section of ``kind`` (`path_kind`) gains when the question asks for kinds of section
+    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for (an instruction under "Mitigation" half as much again), or for an
+    instruction under a heading of no kind when the question asks what to do; it loses `OTHER_SECTION_PENALTY`
+    under a heading of another kind. A runbook's Meaning restates the alert the question names (high cosine,
+    every question word), so it led answers to "where do I see which rule is broken" ("Prometheus is failing
+    rule evaluations.") and to "what is the impact" ("This alert is triggered when …")."""
+    instruction = "action" in sections and states_action(display)
+    if kind is None:
+        return SECTION_BONUS if instruction else 0.0
+    if kind not in sections:
+        return -OTHER_SECTION_PENALTY
+    return SECTION_BONUS + (SECTION_BONUS / 2 if instruction and kind == "action" else 0.0)
 
 
 def is_pointer(raw: str) -> bool:
@@ -421,12 +429,50 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
 
 
-def _direct_units(ranked: list[_Candidate], *, follow_steps: bool = False) -> list[_Candidate]:
+def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections: frozenset[str]) -> list[_Candidate]:
+    """The best unit of ``direct``, then for each other kind of section the question asks for
+    (`asked_sections`: "what does it mean and how do I buy some time" asks a meaning and an action) the
+    best-scored unit under such a section if it scores at least `PART_UNIT_SHARE` of the best unit, then the
+    rest of ``direct`` as room allows (`DIRECT_ANSWER_CHARS`): one unit of each kind asked before a second of one."""
+    if len(sections) < 2 or not direct:
+        return direct
+    best = direct[0]
+    chosen = [best]
+    for kind in sorted(sections):
+        options = [c for c in ranked if c.kind == kind and not c.pointer and c not in chosen
+                   and c.score >= PART_UNIT_SHARE * best.score]
+        if options and not any(c.kind == kind for c in chosen):
+            chosen.append(options[0])
+    for c in direct[1:]:  # the rest of the direct answer, as room allows
+        if c not in chosen and sum(len(x.unit.display) for x in chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
+            chosen.append(c)
+    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+
+
+def _with_lead_ins(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
+    """``direct`` where a list item comes with the sentence that introduces its list ("Check why HPA was
+    unable to scale:" before "max replicas too low"), when that sentence ends with ":" and is not already in."""
+    by_place = {(c.passage, c.position): c for c in ranked}
+    out = list(direct)
+    for c in direct:
+        if c.unit.kind != ITEM:
+            continue
+        position = c.position - 1
+        while (c.passage, position) in by_place and by_place[(c.passage, position)].unit.kind == ITEM:
+            position -= 1
+        lead = by_place.get((c.passage, position))
+        if lead is not None and lead not in out and lead.unit.display.rstrip().endswith(":"):
+            out.insert(out.index(c), lead)
+    return out
+
+
+def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozenset()) -> list[_Candidate]:
     """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
     unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
     `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
-    instead; with ``follow_steps`` (the question asks what to do), a best unit that is an instruction brings
-    the instructions after it in its section. In reading order within a passage."""
+    instead; when the question asks what to do (``"action"`` in ``sections``, `asked_sections`), a best unit
+    that is an instruction brings the instructions after it in its section, and no unit joins from a section
+    of a kind not asked for. In reading order within a passage."""
     if not ranked:
         return []
     best = ranked[0]
@@ -437,7 +483,7 @@ def _direct_units(ranked: list[_Candidate], *, follow_steps: bool = False) -> li
             break
         if c.pointer:  # a link to elsewhere adds no fact to the answer
             continue
-        if follow_steps and action_heading(c.heading) is False:  # what the alert means is not what to do
+        if sections and c.kind not in (None, *sections):  # what it means is not what to do
             continue
         if best.replaces and not c.replaces:  # beside "`dict()` → `model_dump()`", only other such lines
             continue
@@ -451,7 +497,7 @@ def _direct_units(ranked: list[_Candidate], *, follow_steps: bool = False) -> li
         if before and before[0] not in chosen:
             chosen.append(before[0])
             size += len(before[0].unit.display)
-    steps = follow_steps and states_action(best.unit.display)
+    steps = "action" in sections and states_action(best.unit.display)
     if best.unit.display.rstrip().endswith(":") or steps:
         # the list a lead-in introduces, or the next steps of an instruction ("Check your profile…" →
         # "Submit a request to be upgraded…"): what the reader does next is part of the answer

@@ -24,6 +24,7 @@ from knowledge.scoring import (
     LEXICAL_CALIBRATION, bm25_share, calibrate, convex_fusion, evidence_score, lexical_coverage, rank_agreement,
     reciprocal_rank_fusion,
 )
+from knowledge.answer_type import asked_sections, path_kind
 from knowledge.replacements import may_state_replacement, replacement_terms, states_replacement
 from knowledge.sentences import split_units
 from knowledge.tokenize import question_tokens, tokenize
@@ -113,6 +114,8 @@ class Retriever:
                 order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
             found = self._replacement_rows(replacement_terms(query), bm25, allowed)
             rows = (found + [r for r in order[:top_k] if r not in found])[:top_k]
+            sections = self._section_rows(rows, asked_sections(query), allowed)
+            rows += [r for r in sections if r not in rows]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
@@ -123,6 +126,7 @@ class Retriever:
                 passage = self._passage(r, float(c), evidence, units, float(bm25[r]), readable)
                 passage = xl.rescore(passage, r) if xl is not None else passage
                 passages.append(self._as_replacement(passage) if r in found else passage)
+            passages = _with_page_confidence(passages, [r in sections for r in rows])
             if xl is not None:
                 passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES)
             results.append(passages)
@@ -231,6 +235,16 @@ class Retriever:
                     break
         return found
 
+    def _section_rows(self, rows: list[int], kinds: frozenset[str], allowed: np.ndarray) -> list[int]:
+        """The allowed chunks of the first of ``rows``' page under a heading of one of ``kinds``
+        (`knowledge.answer_type.section_kind`), in page order: "etcdNoLeader — what is the impact?" ranks the
+        runbook's Meaning first (it restates the alert), and its Impact section is what was asked."""
+        if not kinds or not rows:
+            return []
+        doc_id = self.index.chunks[rows[0]]["doc_id"]
+        return [row for row, chunk in enumerate(self.index.chunks)
+                if chunk["doc_id"] == doc_id and allowed[row] and path_kind(chunk["heading_path"]) in kinds]
+
     def _as_replacement(self, passage: Passage) -> Passage:
         """``passage``, which states what replaces an identifier the question names, marked so
         (``evidence["replaces"]``) and cited: its score is raised to the high band, as an exact match of the
@@ -337,6 +351,19 @@ class Retriever:
             evidence={k: round(v, 4) for k, v in evidence.items()},
             unit_scores=units,
         )
+
+
+def _with_page_confidence(passages: list[Passage], asked: list[bool]) -> list[Passage]:
+    """``passages`` where the ``asked`` ones (sections of the best page that the question asks for,
+    `Retriever._section_rows`) take their page's best score if higher, marked ``evidence["section"]``: the
+    page is the confident match and the section is the part of it asked for."""
+    if not any(asked):
+        return passages
+    best: dict[str, float] = {}
+    for p in passages:
+        best[p.doc_id] = max(best.get(p.doc_id, 0.0), p.score)
+    return [replace(p, score=max(p.score, best[p.doc_id]), evidence={**p.evidence, "section": 1.0}) if is_asked else p
+            for p, is_asked in zip(passages, asked)]
 
 
 def _top_rows(scores: np.ndarray, n: int) -> list[int]:

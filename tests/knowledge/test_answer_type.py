@@ -8,7 +8,7 @@ import pytest
 
 from config import SourceConfig
 from knowledge import KnowledgeBase
-from knowledge.answer_type import action_heading, asked_value, asks_action, states_action, states_value
+from knowledge.answer_type import asked_sections, asked_value, asks_action, section_kind, states_action, states_value
 from knowledge.embedding import spell_out_identifiers
 from knowledge.tokenize import question_tokens
 from tests.conftest import CORPUS, copy_pages, needs_shared
@@ -93,9 +93,19 @@ def test_instructions_and_the_sections_that_hold_them():
     assert states_action("Check existing kubernetes versions via `kubectl get nodes`")
     assert not states_action("This alert fires when the DB size exceeds 95% of the quota.")
     assert not states_action("The maximum number of hours you can work in a single day is 12.")
-    assert action_heading("Mitigation") and action_heading("Diagnosis") and action_heading("Steps to enroll")
-    assert action_heading("Meaning") is False and action_heading("Impact") is False
-    assert action_heading("For meetings longer than 40 minutes") is None
+    assert section_kind("Mitigation") == section_kind("Diagnosis") == section_kind("Steps to enroll") == "action"
+    assert section_kind("Meaning") == "meaning" and section_kind("Impact") == "impact"
+    assert section_kind("For meetings longer than 40 minutes") is None
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("etcdBackendQuotaLowSpace alert — what does it mean and how do i buy some time", {"meaning", "action"}),
+    ("KubeHpaMaxedOut 알림이 떴는데 무슨 뜻이고 어떻게 대응해야 하나요?", {"meaning", "action"}),
+    ("etcdNoLeaderアラートが出ました。クラスタにどんな影響がありますか？", {"impact"}),
+    ("how fast do i have to report a security incident?", set()),
+])
+def test_the_sections_a_question_asks_for(question, kinds):
+    assert asked_sections(question) == kinds
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +121,7 @@ def runbooks_kb(tmp_path_factory, sample_settings, embedder):
         "KubeletTooManyPods.md": kubernetes / "KubeletTooManyPods.md",
         "PrometheusRuleFailures.md": CORPUS / "prometheus-runbooks" / "runbooks" / "prometheus" / "PrometheusRuleFailures.md",
         "KubeVersionMismatch.md": kubernetes / "KubeVersionMismatch.md",
+        "etcdNoLeader.md": CORPUS / "prometheus-runbooks" / "runbooks" / "etcd" / "etcdNoLeader.md",
     })
     kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
                        tmp / "home", embedder=embedder)
@@ -138,6 +149,21 @@ def test_a_question_asking_what_to_do_leads_with_the_runbooks_step_not_its_meani
     """Checked by hand once: the Diagnosis step answers; the Meaning section only restates the alert."""
     answer = runbooks_kb.ask(question)
     assert answer.direct_answer.startswith(first)
+
+
+@needs_shared
+def test_a_question_about_the_impact_is_answered_from_the_impact_section(runbooks_kb):
+    """Checked by hand once: the Meaning chunk ranks first ("This alert is triggered when …"); the Impact
+    section of the same runbook is what was asked (kb-dev dev-057, in Japanese)."""
+    answer = runbooks_kb.ask("etcdNoLeaderアラートが出ました。クラスタにどんな影響がありますか？")
+    assert answer.direct_answer.startswith("When there is no leader, Kubernetes API will not be able to work")
+
+
+@needs_shared
+def test_a_question_asking_meaning_and_action_gets_both_and_list_items_keep_their_lead_in(runbooks_kb):
+    answer = runbooks_kb.ask("KubeHpaMaxedOut fired. what does it mean and how do I respond?")
+    assert "running at max replicas for longer than 15 minutes" in answer.direct_answer
+    assert "Check why HPA was unable to scale: [1] " in answer.direct_answer  # not a bare "max replicas too low"
 
 
 @needs_shared
