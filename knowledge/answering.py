@@ -80,8 +80,9 @@ KEY_WORD_BONUS = 0.04
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b",
                                  regex.I)
-#: A fenced block of commands (no language, or a shell's): an example program is not an instruction.
-_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|)\s*\n", regex.I)
+#: A fenced block of commands (no language, a shell's, or a query to run: PromQL, SQL): an example program is
+#: not an instruction.
+_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|)\s*\n", regex.I)
 #: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
 #: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
 #: unit names no fact, yet its link label repeats the question's words (and its heading's), so it outscored

@@ -33,6 +33,8 @@ from knowledge.types import Passage
 MODES = ("hybrid", "dense", "bm25")
 #: Most chunks a question asking what replaces an identifier brings to the front (`Retriever._with_replacements`).
 REPLACEMENT_ROWS = 2
+#: Most sections of the best page a question asking for a kind of section brings in (`Retriever._section_rows`).
+SECTION_ROWS = 3
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ class Retriever:
                 order, dense_rank, sparse_rank = self._rank(bm25, qvec, allowed, mode if readable or mode != "hybrid" else "bm25")
             found = self._replacement_rows(replacement_terms(query), bm25, allowed)
             rows = (found + [r for r in order[:top_k] if r not in found])[:top_k]
-            sections = self._section_rows(rows, asked_sections(query), allowed)
+            sections = self._section_rows(rows, asked_sections(query), bm25, allowed)
             rows += [r for r in sections if r not in rows]
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
@@ -235,15 +237,21 @@ class Retriever:
                     break
         return found
 
-    def _section_rows(self, rows: list[int], kinds: frozenset[str], allowed: np.ndarray) -> list[int]:
+    def _section_rows(self, rows: list[int], kinds: frozenset[str], bm25: np.ndarray, allowed: np.ndarray) -> list[int]:
         """The allowed chunks of the first of ``rows``' page under a heading of one of ``kinds``
-        (`knowledge.answer_type.section_kind`), in page order: "etcdNoLeader — what is the impact?" ranks the
-        runbook's Meaning first (it restates the alert), and its Impact section is what was asked."""
+        (`knowledge.answer_type.path_kind`), best BM25 first, at most `SECTION_ROWS`, when the page is split into
+        sections of at least two kinds (a runbook's Meaning, Impact, Diagnosis, Mitigation): "etcdNoLeader —
+        what is the impact?" ranks the runbook's Meaning first (it restates the alert), and its Impact section is
+        what was asked."""
         if not kinds or not rows:
             return []
         doc_id = self.index.chunks[rows[0]]["doc_id"]
-        return [row for row, chunk in enumerate(self.index.chunks)
-                if chunk["doc_id"] == doc_id and allowed[row] and path_kind(chunk["heading_path"]) in kinds]
+        page = [(row, path_kind(chunk["heading_path"])) for row, chunk in enumerate(self.index.chunks)
+                if chunk["doc_id"] == doc_id and allowed[row]]
+        if len({kind for _, kind in page if kind}) < 2:  # not a page split into kinds (a FAQ of "How to …" headings)
+            return []
+        asked = [row for row, kind in page if kind in kinds]
+        return sorted(asked, key=lambda r: (-bm25[r], r))[:SECTION_ROWS]
 
     def _as_replacement(self, passage: Passage) -> Passage:
         """``passage``, which states what replaces an identifier the question names, marked so

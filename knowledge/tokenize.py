@@ -39,7 +39,7 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
 #: Bumped when tokens change for the same text; an index built with another version needs a rebuild.
-TOKENIZER_VERSION = 3
+TOKENIZER_VERSION = 4
 
 _KO = r"\p{Hangul}"
 _JA = r"\p{Hiragana}\p{Katakana}\p{Han}ー〆〇"  # ー (U+30FC) is script Common, not Katakana
@@ -77,6 +77,13 @@ QUESTION_WORDS_EN = (
     "just really actually still anymore now right much many also so then that this there"
 ).split()
 
+#: Slack's broadcast mentions, as a page writes them (``<!channel>``, ``@here``, ``<!everyone>``), and the
+#: words they mean: a page saying "post <!channel> in #incidents" answers "how do I ping everyone?" (the
+#: sample set's s-012). Slack documents them as notifying everyone in the channel / everyone active in it / the
+#: whole workspace (api.slack.com, "Formatting text for app surfaces", special mentions).
+_BROADCAST = regex.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>|(?<![\w@])@(channel|here|everyone)\b", regex.I)
+_BROADCAST_WORDS = {"channel": "channel everyone notify", "here": "here everyone notify", "everyone": "everyone notify"}
+
 #: Sudachi refuses inputs over 49,149 bytes; runs are cut below that (3 bytes per CJK character).
 _SUDACHI_MAX_CHARS = 12_000
 
@@ -92,7 +99,8 @@ def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
         >>> tokenize("결제는 어떻게 하나요? The API limits")
         ['결제', '결제', '제는', '어떻', '떻게', '하나', '나요', 'api', 'limit']
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = _BROADCAST.sub(lambda m: f" {_BROADCAST_WORDS[(m.group(1) or m.group(2)).lower()]} ",
+                          unicodedata.normalize("NFKC", text))
     if not _HAS_CJK.search(text):
         return _english(text)
     tokens: list[str] = []

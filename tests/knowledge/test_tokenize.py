@@ -115,3 +115,15 @@ def test_bm25_finds_korean_and_japanese_passages_by_their_words():
     assert best("데이터베이스를 장애 조치하는 방법") == 1
     assert best("サポートは何時まで営業していますか") == 2
     assert best("what are the rate limits?") == 3
+
+
+def test_slack_broadcast_mentions_on_a_page_mean_everyone():
+    """The sample runbook says "post <!channel> in #incidents": it answers "how do I ping everyone for a sev1?"."""
+    assert {"everyon", "notifi"} <= set(tokenize("For a SEV1, post <!channel> in #incidents"))
+    assert "everyon" in tokenize("an @here in #ops-oncall is enough")
+    assert "everyon" not in tokenize("email me@here.com or ask in #channel-help")
+
+
+def test_a_sample_question_about_pinging_everyone_finds_the_broadcast_rule(sample_kb):
+    answer = sample_kb.ask("how do I ping everyone for a sev1?")
+    assert not answer.refused and "post <!channel> in #incidents" in answer.direct_answer
