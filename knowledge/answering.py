@@ -67,10 +67,6 @@ SECTION_BONUS = 0.1
 #: What a unit under a section of another kind loses (a runbook's "Meaning" when the question asks what to
 #: do): it restates the alert the question names and must not lead unless nothing asked for scores near it.
 OTHER_SECTION_PENALTY = 0.2
-#: Bonus for a unit that says what replaces the identifier the question names (`knowledge.replacements`): an
-#: exact match of the name, so it outweighs any similarity ("`dict()` → `model_dump()`" over a sentence about
-#: `allow_mutation`).
-REPLACEMENT_BONUS = 0.3
 #: Bonus for a unit that itself states the question's most specific word (highest IDF), not only through its
 #: headings: "when do I need a receipt?" is answered by "Receipts are required for lodging …", not by the
 #: voucher page's "Finally, don't forget to stamp and submit …". Small: on the dev and near-topic questions it
@@ -307,8 +303,8 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
     passage's combined evidence falls short of the best passage's, + `FIRST_PASSAGE_BONUS` in the best
     passage: a sentence of a weaker passage must be clearly better to answer; − `POINTER_PENALTY` for a unit
     that only points elsewhere (`is_pointer`); + `KEY_WORD_BONUS` when the unit itself holds the question's
-    most specific word; + `_section_fit` when the question asks for a kind of section (``sections``);
-    + `REPLACEMENT_BONUS` when it says what replaces an identifier the question names (``replacing``).
+    most specific word; + `_section_fit` when the question asks for a kind of section (``sections``). Units
+    that say what replaces an identifier the question names (``replacing``) come first whatever their score.
     Coverage counts the passage's title and headings as part of each unit: they say what a table row is
     about; a unit after a heading inside the passage is about that heading, not the passage's last one.
     """
@@ -340,13 +336,12 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
             if sections:
                 score += _section_fit(unit.display, path_kind(headings), sections)
             replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
-            if replaces:
-                score += REPLACEMENT_BONUS
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
             out.append(_Candidate(i, position, unit, score, pointer, section, words, path_kind(headings), replaces))
-    return sorted(out, key=lambda c: (-c.score, c.passage, c.position))
+    # a unit that says what replaces the named identifier is an exact match: it answers before any similarity
+    return sorted(out, key=lambda c: (not c.replaces, -c.score, c.passage, c.position))
 
 
 def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
@@ -490,7 +485,7 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     chosen = [best]
     size = len(best.unit.display)
     for c in ranked[1:]:
-        if len(chosen) == 3 or c.score < SECOND_UNIT_SHARE * best.score:
+        if len(chosen) == 3 or (c.score < SECOND_UNIT_SHARE * best.score and not (best.replaces and c.replaces)):
             break
         if c.pointer:  # a link to elsewhere adds no fact to the answer
             continue

