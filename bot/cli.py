@@ -319,7 +319,8 @@ def _evidence_line(evidence: dict | None) -> str:
         return ""
     return (f" · best sentence {evidence.get('unit_cosine', 0):.2f} · coverage {evidence.get('coverage', 0):.2f}"
             f" · bm25 share {evidence.get('bm25_share', 0):.2f} · agreement {evidence.get('agreement', 0):.2f}"
-            + (" · states the replacement asked for" if evidence.get("replaces") else ""))
+            + (" · states the replacement asked for" if evidence.get("replaces") else "")
+            + (" · the section of the page asked for" if evidence.get("section") else ""))
 
 
 #: Characters of a query echoed back by `search` (a pasted 50,000-character query is not printed whole).

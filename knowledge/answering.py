@@ -62,7 +62,7 @@ _ASKS_AMOUNT = regex.compile(
 _DIGIT = regex.compile(r"\d")
 #: Bonus for a unit under a section of the kind the question asks for (`knowledge.answer_type.asked_sections`:
 #: "how do I …" → Diagnosis/Mitigation/Steps, "what is the impact" → Impact), or for an instruction when it
-#: asks what to do. Measured on the dev and near-topic questions (benchmarks/fit_confidence.py --answers).
+#: asks what to do. Measured on the dev and near-topic questions (benchmarks/answers.py).
 SECTION_BONUS = 0.1
 #: What a unit under a section of another kind loses (a runbook's "Meaning" when the question asks what to
 #: do): it restates the alert the question names and must not lead unless nothing asked for scores near it.
@@ -74,8 +74,8 @@ OTHER_SECTION_PENALTY = 0.2
 KEY_WORD_BONUS = 0.04
 #: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
 DIRECT_CODE_CHARS = 240
-_INTRODUCES_CODE = regex.compile(r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b",
-                                 regex.I)
+_INTRODUCES_CODE = regex.compile(
+    r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b", regex.I)
 #: A fenced block of commands (no language, a shell's, or a query to run: PromQL, SQL): an example program is
 #: not an instruction.
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|)\s*\n", regex.I)
@@ -170,7 +170,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     """
     strength = {p.chunk_id: _strength(p, cfg) for p in candidates}
     for p in candidates:
-        if p.evidence.get("replaces"):  # the line that maps the named identifier answers first (`knowledge.replacements`)
+        if p.evidence.get("replaces"):  # the line mapping the named identifier first (`knowledge.replacements`)
             strength[p.chunk_id] = max(strength.values())
         elif p.evidence.get("section"):  # the section asked for is as strong as its page's best passage
             strength[p.chunk_id] = max(strength[q.chunk_id] for q in candidates if q.doc_id == p.doc_id)
@@ -255,14 +255,15 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
     units = [split_units(p.text) for p in passages]
+    sections = asked_sections(answer.question)
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         sections=asked_sections(answer.question), replacing=replacement_terms(answer.question))
-    direct = _direct_units(ranked, sections=asked_sections(answer.question))
+                         sections=sections, replacing=replacement_terms(answer.question))
+    direct = _direct_units(ranked, sections=sections)
     if direct:
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
-        direct = _with_lead_ins(_every_section(direct, ranked, asked_sections(answer.question)), ranked)
+        direct = _with_lead_ins(_every_section(direct, ranked, sections), ranked)
     answer.direct_answer = " ".join(
         f"{_shown(c, units[c.passage])} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
     best_in = {}
@@ -315,12 +316,12 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
         # the section's title and headings say what its sentences are about ("Limits by plan" above a row);
         # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
-        headings = tuple(p.heading_path)
+        kind = path_kind(p.heading_path)  # the kind of section its units are under (Meaning, Mitigation)
         section = 0
         for position, unit in enumerate(unit_list):
             if unit.kind == HEADING:
                 context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
-                headings = (*p.heading_path[:-1], unit.display)
+                kind = path_kind((*p.heading_path[:-1], unit.display))
                 section += 1
             if not unit.answerable:
                 continue
@@ -334,23 +335,24 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
             if asks_amount and _DIGIT.search(unit.display):
                 score += VALUE_BONUS
             if sections:
-                score += _section_fit(unit.display, path_kind(headings), sections)
+                score += _section_fit(unit.display, kind, sections)
             replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
                 score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section, words, path_kind(headings), replaces))
+            out.append(_Candidate(i, position, unit, score, pointer, section, words, kind, replaces))
     # a unit that says what replaces the named identifier is an exact match: it answers before any similarity
     return sorted(out, key=lambda c: (not c.replaces, -c.score, c.passage, c.position))
 
 
 def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
     """What a unit under a section of ``kind`` (`path_kind`) gains when the question asks for kinds of section
-    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for (an instruction under "Mitigation" half as much again), or for an
-    instruction under a heading of no kind when the question asks what to do; it loses `OTHER_SECTION_PENALTY`
-    under a heading of another kind. A runbook's Meaning restates the alert the question names (high cosine,
-    every question word), so it led answers to "where do I see which rule is broken" ("Prometheus is failing
-    rule evaluations.") and to "what is the impact" ("This alert is triggered when …")."""
+    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for (an instruction under "Mitigation"
+    half as much again), or for an instruction under a heading of no kind when the question asks what to do;
+    it loses `OTHER_SECTION_PENALTY` under a heading of another kind. A runbook's Meaning restates the alert
+    the question names (high cosine, every question word), so it led answers to "where do I see which rule is
+    broken" ("Prometheus is failing rule evaluations.") and to "what is the impact" ("This alert is triggered
+    when …")."""
     instruction = "action" in sections and states_action(display)
     if kind is None:
         return SECTION_BONUS if instruction else 0.0
@@ -439,7 +441,8 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
     """The best unit of ``direct``, then for each other kind of section the question asks for
     (`asked_sections`: "what does it mean and how do I buy some time" asks a meaning and an action) the
     best-scored unit under such a section if it scores at least `PART_UNIT_SHARE` of the best unit, then the
-    rest of ``direct`` as room allows (`DIRECT_ANSWER_CHARS`): one unit of each kind asked before a second of one."""
+    rest of ``direct`` as room allows (`DIRECT_ANSWER_CHARS`): one unit of each kind asked before a second
+    of one."""
     if len(sections) < 2 or not direct:
         return direct
     best = direct[0]

@@ -31,7 +31,7 @@ from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import Passage
 
 MODES = ("hybrid", "dense", "bm25")
-#: Most chunks a question asking what replaces an identifier brings to the front (`Retriever._with_replacements`).
+#: Most chunks a question asking what replaces an identifier brings to the front (`Retriever._replacement_rows`).
 REPLACEMENT_ROWS = 2
 #: Most sections of the best page a question asking for a kind of section brings in (`Retriever._section_rows`).
 SECTION_ROWS = 3
@@ -92,7 +92,11 @@ class Retriever:
             where: filters; None = every active, unexpired, public chunk.
 
         Returns:
-            One list per query of at most ``top_k`` passages; ``score`` is the calibrated score in [0, 1].
+            One list per query of at most ``top_k`` passages, led by those that say what replaces an identifier
+            the question names (`knowledge.replacements`), then up to `SECTION_ROWS` more: the sections of the
+            best page that the question asks for (`knowledge.answer_type.asked_sections`); ``score`` is the
+            calibrated score in [0, 1] (raised to the high band for a replacement, to the page's best for a
+            section).
 
         Raises:
             ValueError: unknown mode.
