@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
-UNITS_VERSION = 1
+UNITS_VERSION = 2
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -41,6 +41,7 @@ _SENTENCE_END = regex.compile(
     r"|(?<=[。！？])\s*"
 )
 _MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_INLINE_CODE = regex.compile(r"(`+[^`\n]+?`+)")
 _LINK = regex.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
 _CJK = regex.compile(r"[\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]")
@@ -190,9 +191,10 @@ def _text_between(lines, i: int, j: int) -> str:
 
 
 def _clean(text: str) -> str:
-    """Readable text: link labels instead of Markdown links, no emphasis markers, one space between words."""
+    """Readable text: link labels instead of Markdown links, no emphasis markers outside inline code (``__fields__``
+    and ``*args`` are names, not emphasis), one space between words."""
     text = _LINK.sub(r"\1", text)
-    text = _MARKUP.sub("", text)
+    text = "".join(piece if piece.startswith("`") else _MARKUP.sub("", piece) for piece in _INLINE_CODE.split(text))
     return " ".join(text.split())
 
 

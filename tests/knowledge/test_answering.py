@@ -370,3 +370,10 @@ def test_a_question_asking_what_to_do_gets_the_next_instruction_too():
     answer = compose_answer("my zoom calls keep getting cut at 40 min, how do i fix that", [passage],
                             AnswerConfig(calibration=CalibrationConfig()))
     assert "Submit a Service Now request to be upgraded to a Licensed user. [1]" in answer.direct_answer
+
+
+def test_inline_code_keeps_its_underscores_and_stars_while_emphasis_goes():
+    """The migration guide's row `__fields__` → `model_fields` was shown as `fields`: the dunder is a name."""
+    table = "| Pydantic V1 | Pydantic V2 |\n| --- | --- |\n| `__fields__` | `model_fields` |\n\nUse **bold** `*args`."
+    displays = [u.display for u in split_units(table)]
+    assert displays == ["Pydantic V1: `__fields__` · Pydantic V2: `model_fields`", "Use bold `*args`."]
