@@ -128,6 +128,8 @@ _CONTACT = regex.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d
 #: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
 #: this share of the best unit (`_answer_every_part`).
 PART_UNIT_SHARE = 0.6
+#: Characters a list's items may add past `DIRECT_ANSWER_CHARS` to go with the sentence that introduces them.
+LIST_ROOM = 150
 _QUESTION_START = (r"(?:(?:and|also|but)\s+)?(?:what|whats|how|when|where|who|which|why|is|are|can|could|do|does|did|"
                    r"should|will|would|must|any)\b")
 #: Where a question's second part starts: after a "?" that a question follows ("…? and does it expire", "…? how
@@ -264,8 +266,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
         direct = _with_lead_ins(_every_section(direct, ranked, sections), ranked)
-    answer.direct_answer = " ".join(
-        f"{_shown(c, units[c.passage])} [{numbers[passages[c.passage].doc_id]}]" for c in direct) if direct else ""
+    answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages])
     best_in = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -460,18 +461,28 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
 
 def _with_lead_ins(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
     """``direct`` where a list item comes with the sentence that introduces its list ("Check why HPA was
-    unable to scale:" before "max replicas too low"), when that sentence ends with ":" and is not already in."""
+    unable to scale:" before "max replicas too low"), and such a sentence with the first items of its list
+    (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads alone."""
     by_place = {(c.passage, c.position): c for c in ranked}
     out = list(direct)
     for c in direct:
-        if c.unit.kind != ITEM:
-            continue
-        position = c.position - 1
-        while (c.passage, position) in by_place and by_place[(c.passage, position)].unit.kind == ITEM:
-            position -= 1
-        lead = by_place.get((c.passage, position))
-        if lead is not None and lead not in out and lead.unit.display.rstrip().endswith(":"):
-            out.insert(out.index(c), lead)
+        if c.unit.kind == ITEM:
+            position = c.position - 1
+            while (c.passage, position) in by_place and by_place[(c.passage, position)].unit.kind == ITEM:
+                position -= 1
+            lead = by_place.get((c.passage, position))
+            if lead is not None and lead not in out and lead.unit.display.rstrip().endswith(":"):
+                out.insert(out.index(c), lead)
+        elif c.unit.display.rstrip().endswith(":"):
+            at = out.index(c) + 1
+            items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
+            for item in items:
+                if item is None or item.unit.kind != ITEM:
+                    break
+                if item not in out and sum(len(x.unit.display) for x in out) + len(item.unit.display) \
+                        <= DIRECT_ANSWER_CHARS + LIST_ROOM:
+                    out.insert(at, item)
+                    at += 1
     return out
 
 
@@ -519,6 +530,23 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
 
 
+def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int]) -> str:
+    """The direct answer as text: each unit (`_shown`) followed by its passage's citation number; sentences
+    run on, list items and table rows (of an answer of several units) go on lines of their own behind a
+    bullet, as in the quotes (Slack showed "max replicas too low [1] too low value for requests such as CPU?
+    [1]" as one run-on line)."""
+    text, own_line = "", False
+    for c in direct:
+        shown = _shown(c, units[c.passage])
+        listed = c.unit.kind in (ITEM, ROW) and len(direct) > 1  # one unit alone needs no bullet
+        piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + f" [{numbers[c.passage]}]"
+        if text:
+            text += "\n" if listed or own_line else " "
+        text += piece
+        own_line = listed or shown.endswith("```")  # what follows a bullet or a command starts a new line
+    return text
+
+
 def _shown(c: _Candidate, units: list[Unit]) -> str:
     """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
     one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
@@ -528,7 +556,7 @@ def _shown(c: _Candidate, units: list[Unit]) -> str:
     if (after is not None and after.kind == CODE and len(after.display) <= DIRECT_CODE_CHARS
             and _INTRODUCES_CODE.search(c.unit.display) and _COMMAND_FENCE.match(after.display)):
         body = _COMMAND_FENCE.sub("", after.display.strip(), count=1).rstrip("`~ \n")
-        return f"{text}\n```\n{body}\n```\n"  # no language name: Slack would show it as the first line
+        return f"{text}\n```\n{body}\n```"  # no language name: Slack would show it as the first line
     return text
 
 

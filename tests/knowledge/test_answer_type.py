@@ -148,7 +148,7 @@ def test_an_alert_question_phrased_around_the_name_is_answered_from_its_runbook(
 def test_a_question_asking_what_to_do_leads_with_the_runbooks_step_not_its_meaning(runbooks_kb, question, first):
     """Checked by hand once: the Diagnosis step answers; the Meaning section only restates the alert."""
     answer = runbooks_kb.ask(question)
-    assert answer.direct_answer.startswith(first)
+    assert answer.direct_answer.removeprefix("• ").startswith(first)
 
 
 @needs_shared
@@ -163,7 +163,8 @@ def test_a_question_about_the_impact_is_answered_from_the_impact_section(runbook
 def test_a_question_asking_meaning_and_action_gets_both_and_list_items_keep_their_lead_in(runbooks_kb):
     answer = runbooks_kb.ask("KubeHpaMaxedOut fired. what does it mean and how do I respond?")
     assert "running at max replicas for longer than 15 minutes" in answer.direct_answer
-    assert "Check why HPA was unable to scale: [1] " in answer.direct_answer  # not a bare "max replicas too low"
+    # not a bare "max replicas too low": the list's lead-in, then its items on lines of their own
+    assert "Check why HPA was unable to scale: [1]\n• " in answer.direct_answer
 
 
 @needs_shared
