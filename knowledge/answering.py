@@ -266,6 +266,9 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
         direct = _with_lead_ins(_every_section(direct, ranked, sections), ranked)
+        if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
+            page = passages[direct[0].passage].doc_id
+            direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages])
     best_in = {}
     for c in ranked:
@@ -528,6 +531,11 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
                 chosen.append(c)
                 size += len(c.unit.display)
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+
+
+def _chunk_index(p: Passage) -> int:
+    """The position of a passage's chunk in its page (chunk ids are ``"{doc_id}#{index}"``)."""
+    return int(p.chunk_id.rsplit("#", 1)[-1]) if p.chunk_id.rsplit("#", 1)[-1].isdigit() else 0
 
 
 def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int]) -> str:

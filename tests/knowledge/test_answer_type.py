@@ -165,6 +165,8 @@ def test_a_question_asking_meaning_and_action_gets_both_and_list_items_keep_thei
     assert "running at max replicas for longer than 15 minutes" in answer.direct_answer
     # not a bare "max replicas too low": the list's lead-in, then its items on lines of their own
     assert "Check why HPA was unable to scale: [1]\n• " in answer.direct_answer
+    # in the page's order: what it means, then what to check
+    assert answer.direct_answer.index("running at max replicas") < answer.direct_answer.index("Check why HPA")
 
 
 @needs_shared
