@@ -265,7 +265,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
-        direct = _with_lead_ins(_every_section(direct, ranked, sections), ranked)
+        direct = _with_lists(_every_section(direct, ranked, sections), ranked)
         if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
             page = passages[direct[0].passage].doc_id
             direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
@@ -446,7 +446,7 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
     (`asked_sections`: "what does it mean and how do I buy some time" asks a meaning and an action) the
     best-scored unit under such a section if it scores at least `PART_UNIT_SHARE` of the best unit, then the
     rest of ``direct`` as room allows (`DIRECT_ANSWER_CHARS`): one unit of each kind asked before a second
-    of one."""
+    of one. Unordered: the caller sorts them."""
     if len(sections) < 2 or not direct:
         return direct
     best = direct[0]
@@ -459,10 +459,10 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
     for c in direct[1:]:  # the rest of the direct answer, as room allows
         if c not in chosen and sum(len(x.unit.display) for x in chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
             chosen.append(c)
-    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+    return chosen  # `_cite` puts them in the page's order
 
 
-def _with_lead_ins(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
+def _with_lists(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
     """``direct`` where a list item comes with the sentence that introduces its list ("Check why HPA was
     unable to scale:" before "max replicas too low"), and such a sentence with the first items of its list
     (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads alone."""
