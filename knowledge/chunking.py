@@ -25,16 +25,18 @@ _PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
 _MD_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 _MARKDOWN = MarkdownIt("commonmark")
+_CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 
 
 #: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
 #: detection weighs Latin letters; 4: a sentence holding a ``{{ variable }}`` is dropped whole; 5: stubs are
 #: skipped, ``redirect_from`` and ``outdated`` read from front matter; 6: a ``{{ variable }}`` sentence is read
 #: across wrapped lines; 7: not one in inline code; 8: a small section merged into its subsection takes the
-#: subsection's heading path); part of every document's chunker
+#: subsection's heading path; 9: an over-long paragraph is cut at whitespace, never inside a word or a link, and
+#: its pieces keep their own spacing); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 8
+CHUNKER_VERSION = 9
 
 
 @dataclass(frozen=True)
@@ -143,39 +145,69 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     """Split a section into pieces of <= max_tokens, preferring paragraph boundaries."""
     if count_tokens(text) <= max_tokens:
         return [text]
-    units = []
+    units: list[tuple[str, str]] = []  # (what joins it to the unit before, the unit)
     # Word-cut pieces leave room for the overlap (+1 for its "…" marker) that the next piece starts with,
     # but keep at least half the budget so a large overlap cannot shred a paragraph into single words.
     word_budget = max(1, max_tokens // 2, max_tokens - overlap - 1) if overlap else max_tokens
     for para in _PARAGRAPH_BREAK.split(text):
-        units.extend(_split_words(para, word_budget) if count_tokens(para) > max_tokens else [para])
+        if count_tokens(para) > max_tokens:
+            cut = _split_words(para, word_budget)
+            units.extend([("\n\n", cut[0][1]), *cut[1:]])
+        else:
+            units.append(("\n\n", para))
     pieces, current = [], []
-    for unit in units:
-        if current and count_tokens("\n\n".join(current + [unit])) > max_tokens:
-            pieces.append("\n\n".join(current))
+    for sep, unit in units:
+        if current and count_tokens(_joined(current + [(sep, unit)])) > max_tokens:
+            pieces.append(_joined(current))
             # the overlap shrinks so that overlap + "…" + unit stays within the budget
             room = min(overlap, max_tokens - count_tokens(unit) - 1)
-            current = [_tail(pieces[-1], room)] if room > 0 else []
-        current.append(unit)
+            tail = _tail(pieces[-1], room) if room > 0 else ""
+            current = [("", tail)] if tail else []
+        current.append((sep, unit))
     if current:
-        pieces.append("\n\n".join(current))
+        pieces.append(_joined(current))
     return [p.strip() for p in pieces if p.strip()]
 
 
-def _split_words(text: str, max_tokens: int) -> list[str]:
-    """Cut an over-long paragraph at whitespace (or between characters for CJK) every ~max_tokens."""
+def _joined(units: list[tuple[str, str]]) -> str:
+    """Units as one text, each after its separator (the first one's is dropped)."""
+    return "".join(unit if i == 0 else sep + unit for i, (sep, unit) in enumerate(units))
+
+
+def _split_words(text: str, max_tokens: int) -> list[tuple[str, str]]:
+    """Cut an over-long paragraph every ~max_tokens at the last whitespace before the budget (between
+    characters for CJK, or inside a run with no whitespace), so a link or a word is never cut in two.
+
+    Returns:
+        ``(whitespace before the piece, piece)`` in order; the first piece's whitespace is "". Joining
+        them gives ``text`` back.
+    """
     spans = [m.span() for m in _TOKEN.finditer(text)]
     max_tokens = max(1, max_tokens)
-    pieces = []
-    for start in range(0, len(spans), max_tokens):
-        end = min(start + max_tokens, len(spans)) - 1
-        pieces.append(text[spans[start][0]:spans[end][1]])
+    pieces, start, begin = [], 0, 0  # token index and character offset where the current piece starts
+    while start < len(spans):
+        cut = min(start + max_tokens, len(spans))
+        if cut < len(spans):
+            breaks = [k for k in range(cut, start, -1) if _breakable(text, spans, k)]
+            cut = breaks[0] if breaks else cut  # one run without whitespace: cut at the budget after all
+        stop = spans[cut - 1][1]
+        pieces.append((text[begin:spans[start][0]] if pieces else "", text[spans[start][0]:stop]))
+        begin, start = stop, cut
     return pieces
 
 
+def _breakable(text: str, spans: list[tuple[int, int]], k: int) -> bool:
+    """Whether a piece may end before token ``k``: whitespace lies between it and the token before, or
+    either is a CJK character (written without spaces)."""
+    return spans[k - 1][1] < spans[k][0] or bool(_CJK.match(text, spans[k][0])) or \
+        bool(_CJK.match(text, spans[k - 1][1] - 1))
+
+
 def _tail(text: str, n_tokens: int) -> str:
-    """The last ``n_tokens`` tokens of ``text`` (the overlap carried into the next piece)."""
-    spans = [m.start() for m in _TOKEN.finditer(text)]
+    """The last ``n_tokens`` tokens of ``text`` or fewer, from the start of a word (the overlap carried into
+    the next piece, after its "…" marker)."""
+    spans = [m.span() for m in _TOKEN.finditer(text)]
     if len(spans) <= n_tokens:
         return text
-    return "…" + text[spans[-n_tokens]:]
+    starts = [k for k in range(len(spans) - n_tokens, len(spans)) if _breakable(text, spans, k)]
+    return "…" + text[spans[starts[0]][0]:] if starts else ""

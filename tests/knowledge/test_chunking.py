@@ -199,3 +199,23 @@ def test_a_short_section_merged_into_its_subsection_takes_the_subsections_headin
             + "Methods were renamed. " * 30 + "\n\n| V1 | V2 |\n| --- | --- |\n| `dict()` | `model_dump()` |\n")
     chunks = chunk_document("Migration", body, ChunkingConfig(max_tokens=60, overlap_tokens=5, min_tokens=20))
     assert {c.heading_path for c in chunks} == {("Migration guide", "Changes to `BaseModel`")}
+
+
+@needs_shared
+@pytest.mark.parametrize("cfg", [DEFAULT, ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5)],
+                         ids=["200-40", "50-10"])
+def test_a_long_paragraph_is_cut_between_words_never_inside_a_link(tmp_path, real_pages, cfg):
+    # the security-incidents steps are one 300-token list: cut between tokens, its cloud.gov link read
+    # "…/security-ir" at the end of one chunk and "-checklist/)" as a paragraph of its own in the next
+    copy_pages(tmp_path, {"security-incidents.md": HANDBOOK / "general-information-and-resources" / "tech-policies"
+                          / "security-incidents.md"})
+    cut = []
+    for path, doc in _parsed([*real_pages, tmp_path / "security-incidents.md"]):
+        words = set(doc.body.split())
+        # a run without whitespace longer than a piece's budget (a table rule, a long URL) must be cut
+        too_long = [w for w in words if count_tokens(w) > cfg.max_tokens - cfg.overlap_tokens - 1]
+        for chunk in chunk_document(doc.title, doc.body, cfg):
+            cut += [(path.name, chunk.index, w) for w in chunk.text.lstrip("…").split()
+                    if w not in words and not any(w in long for long in too_long)]
+
+    assert cut == []
