@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,6 +74,16 @@ class LoadedIndex:
     units: "UnitVectors | None" = None
     xl_vectors: np.ndarray | None = None
     xl_dense: hnswlib.Index | None = None
+    _next: dict[int, int] | None = field(default=None, repr=False)
+
+    def next_row(self, row: int) -> int | None:
+        """The row of the chunk after chunk ``row`` in its document (chunk ids are ``"{doc_id}#{index}"``),
+        or None when it is the document's last; the map is built on first use (~4 ms for 4,400 chunks)."""
+        if self._next is None:
+            at = {c["chunk_id"]: r for r, c in enumerate(self.chunks)}
+            self._next = {r: at[f"{c['doc_id']}#{c['index'] + 1}"] for r, c in enumerate(self.chunks)
+                          if f"{c['doc_id']}#{c['index'] + 1}" in at}
+        return self._next.get(row)
 
 
 @dataclass(frozen=True)

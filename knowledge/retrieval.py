@@ -16,6 +16,7 @@ import numpy as np
 from config import Settings
 from knowledge import crosslingual
 from knowledge.catalog import is_expired
+from knowledge.continuation import continues, joined, joined_unit_scores
 from knowledge.embedding import Embedder, spell_out_identifiers
 from knowledge.embedding_profiles import dense_languages
 from knowledge.index import LoadedIndex
@@ -133,6 +134,7 @@ class Retriever:
                 passage = xl.rescore(passage, r) if xl is not None else passage
                 passages.append(self._as_replacement(passage) if r in found else passage)
             passages = _with_page_confidence(passages, [r in sections for r in rows])
+            passages = self._read_on(passages, rows, qvec, language)
             if xl is not None:
                 passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES)
             results.append(passages)
@@ -188,15 +190,9 @@ class Retriever:
     def _evidence(self, row: int, cosine: float, qvec: np.ndarray, bm25: np.ndarray, terms: dict[str, float],
                   language: str, dense_rank: dict[int, int], sparse_rank: dict[int, int]) -> tuple[dict, tuple]:
         """The evidence of chunk ``row`` (`knowledge.scoring.EVIDENCE_FEATURES`) and its units' cosines."""
-        shift = 0.0 if language == "en" else self.settings.answer.calibration.language_shift
-        units: tuple = ()
-        unit_best = cosine
-        if self.index.units is not None:
-            spans, vectors = self.index.units.of_row(row)
-            if len(spans):
-                sims = vectors @ qvec
-                units = tuple((int(a), int(b), float(x) + shift) for (a, b), x in zip(spans, sims))
-                unit_best = max(cosine, float(sims.max()))
+        shift = self._language_shift(language)
+        units = self._unit_cosines(row, qvec, language)
+        unit_best = max([cosine, *(c - shift for _, _, c in units)])
         known = [t for t in terms if t in self.index.bm25.vocab_dict]
         evidence = {
             "cosine": cosine + shift,
@@ -206,6 +202,54 @@ class Retriever:
             "agreement": rank_agreement(dense_rank.get(row), sparse_rank.get(row)),
         }
         return evidence, units
+
+    def _language_shift(self, language: str) -> float:
+        return 0.0 if language == "en" else self.settings.answer.calibration.language_shift
+
+    def _unit_cosines(self, row: int, qvec: np.ndarray, language: str) -> tuple:
+        """``((start, end, cosine), ...)`` of chunk ``row``'s embedded units against ``qvec``, shifted as the
+        passage cosine is for a question not in English; empty when the index has no unit vectors."""
+        if self.index.units is None:
+            return ()
+        spans, vectors = self.index.units.of_row(row)
+        shift = self._language_shift(language)
+        return tuple((int(a), int(b), float(x) + shift) for (a, b), x in zip(spans, vectors @ qvec)) if len(spans) else ()
+
+    def _read_on(self, passages: list[Passage], rows: list[int], qvec: np.ndarray, language: str) -> list[Passage]:
+        """``passages`` (of chunk ``rows``) where a passage whose section goes on in the next chunk
+        (`knowledge.continuation.continues`) holds that chunk too, in its place in the ranking. When both
+        pieces were found, they become one passage at the better-ranked one's place, scored as the better
+        scored one: the second piece's own passage is gone (its text is in the first's)."""
+        chunks = self.index.chunks
+        found = dict(zip(rows, passages))
+        out, used = [], set()
+        for row in rows:
+            if row in used:
+                continue
+            first, second = self._piece_pair(row, found, used)
+            used.update((first, second) if second is not None else (first,))
+            if second is None:
+                out.append(found[row])
+                continue
+            best = max((found[r] for r in (first, second) if r in found), key=lambda p: p.score)
+            text, shift = joined(chunks[first]["text"], chunks[second]["text"])
+            scores = [found[r].unit_scores if r in found else self._unit_cosines(r, qvec, language)
+                      for r in (first, second)]
+            units = joined_unit_scores(text, len(chunks[first]["text"]), *scores, shift)
+            out.append(replace(best, chunk_id=chunks[first]["chunk_id"], text=text, unit_scores=units))
+        return out
+
+    def _piece_pair(self, row: int, found: dict, used: set[int]) -> tuple[int, int | None]:
+        """``(first, second)``: chunk ``row`` and the next piece of its section, or the piece before it
+        when that was found too; ``(row, None)`` when its section is not split there."""
+        chunks, index = self.index.chunks, self.index
+        before = next((r for r in found if r not in used and index.next_row(r) == row), None)
+        if before is not None and continues(chunks[before], chunks[row]):
+            return before, row
+        after = index.next_row(row)
+        if after is not None and after not in used and continues(chunks[row], chunks[after]):
+            return row, after
+        return row, None
 
     def only_on_expired_pages(self, terms: dict[str, float], where: SearchFilter | None = None) -> bool:
         """Whether a question's most specific word (the highest-IDF of its ``terms``, `term_weights`, that the
