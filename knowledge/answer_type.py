@@ -110,12 +110,13 @@ _IMPERATIVE_VERBS = (
     "restore|review|roll|run|scale|schedule|select|send|set|sign|silence|start|stop|submit|switch|tell|try|"
     "turn|update|upgrade|upload|use|validate|verify|visit|wait|write")
 _ACTION_UNIT = regex.compile(
-    rf"^\W*(?:\d{{1,3}}[.)]\s*)?(?:(?:note|tip|important|reminder)\W*:\W*)?(?:(?:first|then|next|finally|otherwise|instead|also|alternatively),?\s+)?"
+    rf"^\W*(?:\d{{1,3}}[.)]\s*)?(?:(?:note|tip|important|reminder)\W*:\W*)?(?:(?:and|first|then|next|finally|otherwise|instead|also|alternatively),?\s+)?"
     rf"(?:(?:to|if|when|once|after|before|for)\b[^,.;:]{{1,120}},\s*)?(?:please\s+|simply\s+|just\s+)?"
     rf"(?:{_IMPERATIVE_VERBS})\b"
     rf"|\b(?:you|we|they|employees|maintainers|users|staff)\s+(?:can|should|must|need to|have to|may|will need to)\s+"
     rf"(?:{_IMPERATIVE_VERBS})\b"
-    rf"|\b(?:kubectl|oc|etcdctl|amtool|promtool|curl|helm|git|pip)\s+[a-z-]+",
+    rf"|\b(?:kubectl|oc|etcdctl|amtool|promtool|curl|helm|git|pip)\s+[a-z-]+"
+    rf"|^\W*to\s[^,.;:]{{1,120}}\s(?:run|use|execute|type|enter|call)\s*:\s*$",  # "To resize the volume run:"
     regex.I)
 
 

@@ -265,7 +265,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
-        direct = _with_lists(_every_section(direct, ranked, sections), ranked)
+        direct = _with_lists(_every_section(direct, ranked, sections), ranked, units)
         if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
             page = passages[direct[0].passage].doc_id
             direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
@@ -362,7 +362,9 @@ def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> fl
         return SECTION_BONUS if instruction else 0.0
     if kind not in sections:
         return -OTHER_SECTION_PENALTY
-    return SECTION_BONUS + (SECTION_BONUS / 2 if instruction and kind == "action" else 0.0)
+    if kind == "action" and "action" in sections:
+        return SECTION_BONUS * (1.5 if instruction else 0.0)
+    return SECTION_BONUS
 
 
 def is_pointer(raw: str) -> bool:
@@ -462,10 +464,12 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
     return chosen  # `_cite` puts them in the page's order
 
 
-def _with_lists(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
-    """``direct`` where a list item comes with the sentence that introduces its list ("Check why HPA was
-    unable to scale:" before "max replicas too low"), and such a sentence with the first items of its list
-    (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads alone."""
+def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[list[Unit]]) -> list[_Candidate]:
+    """``direct`` where a list item comes with the sentence or heading that introduces its list ("Check why HPA
+    was unable to scale:" before "max replicas too low"; the heading "You do not need PRA clearance if:" before
+    "You are conducting research with 9 or fewer participants"), and such a sentence with the first items of
+    its list (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads
+    alone. ``units``: each passage's units, as ranked."""
     by_place = {(c.passage, c.position): c for c in ranked}
     out = list(direct)
     for c in direct:
@@ -473,8 +477,9 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Can
             position = c.position - 1
             while (c.passage, position) in by_place and by_place[(c.passage, position)].unit.kind == ITEM:
                 position -= 1
-            lead = by_place.get((c.passage, position))
-            if lead is not None and lead not in out and lead.unit.display.rstrip().endswith(":"):
+            lead = by_place.get((c.passage, position)) or _lead_heading(c, position, units[c.passage])
+            if (lead is not None and lead.unit.display.rstrip().endswith(":")
+                    and all((x.passage, x.position) != (lead.passage, lead.position) for x in out)):
                 out.insert(out.index(c), lead)
         elif c.unit.display.rstrip().endswith(":"):
             at = out.index(c) + 1
@@ -489,6 +494,14 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Can
     return out
 
 
+def _lead_heading(item: _Candidate, position: int, units: list[Unit]) -> _Candidate | None:
+    """The heading at ``position`` right above list ``item``'s list, as a unit of the direct answer, or None
+    when the list is under none there."""
+    if 0 <= position < len(units) and units[position].kind == HEADING:
+        return replace(item, position=position, unit=units[position], pointer=False, replaces=False)
+    return None
+
+
 def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozenset()) -> list[_Candidate]:
     """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
     unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
@@ -500,11 +513,12 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
         return []
     best = ranked[0]
     chosen = [best]
-    size = len(best.unit.display)
+    if "action" in sections and states_action(best.unit.display):
+        _add_followers(chosen, ranked, steps=True)  # its next steps, before any unit that scores almost as well
     for c in ranked[1:]:
-        if len(chosen) == 3 or (c.score < SECOND_UNIT_SHARE * best.score and not (best.replaces and c.replaces)):
+        if len(chosen) >= 3 or (c.score < SECOND_UNIT_SHARE * best.score and not (best.replaces and c.replaces)):
             break
-        if c.pointer:  # a link to elsewhere adds no fact to the answer
+        if c.pointer or c in chosen:  # a link to elsewhere adds no fact to the answer
             continue
         if sections and c.kind not in (None, *sections):  # what it means is not what to do
             continue
@@ -512,25 +526,31 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
             continue
         if c.passage == best.passage and c.section != best.section and min(c.section, best.section) > 0:
             continue  # under another heading of the passage than the best unit: another question (a FAQ)
-        if size + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
+        if _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
             chosen.append(c)
-            size += len(c.unit.display)
     if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
-        before = [c for c in ranked if c.passage == best.passage and c.position == best.position - 1]
-        if before and before[0] not in chosen:
-            chosen.append(before[0])
-            size += len(before[0].unit.display)
-    steps = "action" in sections and states_action(best.unit.display)
-    if best.unit.display.rstrip().endswith(":") or steps:
-        # the list a lead-in introduces, or the next steps of an instruction ("Check your profile…" →
-        # "Submit a request to be upgraded…"): what the reader does next is part of the answer
-        followers = [c for c in ranked if c.passage == best.passage and c.position > best.position
-                     and c.section == best.section and not c.pointer and (not steps or states_action(c.unit.display))]
-        for c in sorted(followers, key=lambda c: c.position)[:3]:
-            if c not in chosen and size + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
-                chosen.append(c)
-                size += len(c.unit.display)
+        chosen += [c for c in ranked if c.passage == best.passage and c.position == best.position - 1
+                   and c not in chosen]
+    if best.unit.display.rstrip().endswith(":"):  # a lead-in: its list's first items, as room allows
+        _add_followers(chosen, ranked, steps=False)
     return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+
+
+def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], *, steps: bool) -> None:
+    """Adds to ``chosen`` up to 3 units that follow its first one in its section, while the answer stays within
+    `DIRECT_ANSWER_CHARS`: the list a lead-in introduces, or (``steps``) the next instructions after an
+    instruction ("Check your profile…" → "Submit a request to be upgraded…"): what the reader does next."""
+    best = chosen[0]
+    followers = [c for c in ranked if c.passage == best.passage and c.position > best.position
+                 and c.section == best.section and not c.pointer and (not steps or states_action(c.unit.display))]
+    for c in sorted(followers, key=lambda c: c.position)[:3]:
+        if c not in chosen and _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
+            chosen.append(c)
+
+
+def _size(units: list[_Candidate]) -> int:
+    """Characters of ``units``' display text."""
+    return sum(len(c.unit.display) for c in units)
 
 
 def _chunk_index(p: Passage) -> int:

@@ -91,6 +91,10 @@ def test_instructions_and_the_sections_that_hold_them():
     assert states_action("To check if volume expansion is available, run this with your namespace replaced.")
     assert states_action("Maintainers can add the `MAINTAINED` topic to the repository.")
     assert states_action("Check existing kubernetes versions via `kubectl get nodes`")
+    assert states_action("To resize the volume run:")  # a purpose, then the verb that leads to a command
+    assert states_action("And edit `.spec.resources.requests.storage` to the new desired storage size.")
+    assert states_action("Note: If you don't have your GSA travel card yet, call AdTrav at (877) 472-6716.")
+    assert not states_action("To be fair, the alert is noisy.")
     assert not states_action("This alert fires when the DB size exceeds 95% of the quota.")
     assert not states_action("The maximum number of hours you can work in a single day is 12.")
     assert section_kind("Mitigation") == section_kind("Diagnosis") == section_kind("Steps to enroll") == "action"

@@ -377,3 +377,41 @@ def test_inline_code_keeps_its_underscores_and_stars_while_emphasis_goes():
     table = "| Pydantic V1 | Pydantic V2 |\n| --- | --- |\n| `__fields__` | `model_fields` |\n\nUse **bold** `*args`."
     displays = [u.display for u in split_units(table)]
     assert displays == ["Pydantic V1: `__fields__` · Pydantic V2: `model_fields`", "Use bold `*args`."]
+
+
+@needs_shared
+def test_list_items_under_a_heading_that_introduces_them_come_with_that_heading():
+    # the heading is the answer's first half: without it, "9 or fewer participants" reads as a requirement
+    text = _section(HANDBOOK / "training-and-development" / "pra-for-user-research.md",
+                    "#### You _do not_ need PRA clearance if:", "#### Usability testing")
+    passage = _real_passage(text, "handbook:training-and-development/pra-for-user-research.md", "PRA",
+                            ("Determining whether you need PRA clearance", "You _do not_ need PRA clearance if:"),
+                            {"You are conducting research with 9": 0.5, "You are gathering": 0.45})
+
+    answer = compose_answer("doing 6 user interviews w/ members of the public, do we need PRA clearance?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("You do not need PRA clearance if: [1]\n• You are conducting research "
+                                           "with 9 or fewer participants"), answer.direct_answer
+    assert answer.direct_answer.count("need PRA clearance if") == 1
+
+
+@needs_shared
+def test_a_how_do_i_question_leads_with_the_first_step_and_its_next_steps_not_a_status_sentence():
+    # "Eventually the PVC status will say …" matches "resize" best (cosine 0.65) but tells nobody what to do
+    text = _section(CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes" / "KubePersistentVolumeFillingUp.md",
+                    "### Direct Volume resizing", "### Migrate data")
+    passage = _real_passage(text, "runbooks:kubernetes/KubePersistentVolumeFillingUp.md", "KubePersistentVolumeFillingUp",
+                            ("KubePersistentVolumeFillingUp", "Mitigation", "Direct Volume resizing"),
+                            {"Eventually the PVC status": 0.653, "To check if volume expansion": 0.54,
+                             "To resize the volume run": 0.588, "If volume resizing is available": 0.588,
+                             "Once the PVC status says": 0.468, "And edit": 0.328, "In this case": 0.177})
+
+    answer = compose_answer("pvc for our postgres is almost full (KubePersistentVolumeFillingUp). how do i resize it?",
+                            [passage], AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("To check if volume expansion is available"), answer.direct_answer
+    assert "Eventually" not in answer.direct_answer
+    # its next steps come before other units that score almost as well: the command and what to edit in it
+    assert "To resize the volume run:\n```\n$ kubectl -n <my-namespace> edit pvc <my-pvc>\n```" in answer.direct_answer
+    assert "And edit `.spec.resources.requests.storage`" in answer.direct_answer
