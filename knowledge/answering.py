@@ -351,19 +351,19 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
 
 def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
     """What a unit under a section of ``kind`` (`path_kind`) gains when the question asks for kinds of section
-    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for (an instruction under "Mitigation"
-    half as much again), or for an instruction under a heading of no kind when the question asks what to do;
-    it loses `OTHER_SECTION_PENALTY` under a heading of another kind. A runbook's Meaning restates the alert
-    the question names (high cosine, every question word), so it led answers to "where do I see which rule is
-    broken" ("Prometheus is failing rule evaluations.") and to "what is the impact" ("This alert is triggered
-    when …")."""
+    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for, except that when the question asks
+    what to do only an instruction gains (1.5 × under "Mitigation", 1 × under a heading of no kind); it loses
+    `OTHER_SECTION_PENALTY` under a heading of another kind. A runbook's Meaning restates the alert the question
+    names (high cosine, every question word), so it led answers to "where do I see which rule is broken"
+    ("Prometheus is failing rule evaluations.") and to "what is the impact" ("This alert is triggered when …");
+    under Mitigation, "Eventually the PVC status will say …" led "how do I resize it?" before the steps."""
     instruction = "action" in sections and states_action(display)
     if kind is None:
         return SECTION_BONUS if instruction else 0.0
     if kind not in sections:
         return -OTHER_SECTION_PENALTY
-    if kind == "action" and "action" in sections:
-        return SECTION_BONUS * (1.5 if instruction else 0.0)
+    if kind == "action":
+        return SECTION_BONUS * 1.5 if instruction else 0.0
     return SECTION_BONUS
 
 
