@@ -5,6 +5,7 @@ Nothing here knows about Slack or SQLite: `bot/` renders these, `feedback/` stor
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
@@ -12,6 +13,14 @@ from datetime import datetime, timezone
 #: shown only when nothing better exists, marked low confidence; score < low → excluded.
 CONFIDENCE_HIGH = "high"
 CONFIDENCE_LOW = "low"
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(?<![\w`])([*_]{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w`])")
+
+
+def _plain_heading(heading: str) -> str:
+    """A heading without Markdown links (their label kept) or emphasis marks."""
+    return _EMPHASIS.sub(r"\2", _MD_LINK.sub(r"\1", heading))
 
 
 @dataclass(frozen=True)
@@ -58,8 +67,10 @@ class Passage:
 
     @property
     def heading(self) -> str:
-        """The heading path below the title joined with " › ", or "" at the document root."""
-        return " › ".join(h for h in self.heading_path if h != self.title)
+        """The heading path below the title joined with " › ", or "" at the document root; a heading's
+        Markdown is shown as a reader sees it: "## Reporting [Phishing](https://…)" reads "Reporting Phishing",
+        "You _do not_ need PRA clearance if:" reads "You do not need PRA clearance if:"."""
+        return " › ".join(_plain_heading(h) for h in self.heading_path if h != self.title)
 
     def age_days(self, now: datetime | None = None) -> int:
         """Whole days since the source was last modified (>= 0)."""

@@ -415,3 +415,13 @@ def test_a_how_do_i_question_leads_with_the_first_step_and_its_next_steps_not_a_
     # its next steps come before other units that score almost as well: the command and what to edit in it
     assert "To resize the volume run:\n```\n$ kubectl -n <my-namespace> edit pvc <my-pvc>\n```" in answer.direct_answer
     assert "And edit `.spec.resources.requests.storage`" in answer.direct_answer
+
+
+def test_a_citation_names_its_section_without_the_headings_markdown():
+    passage = Passage(chunk_id="d#4", doc_id="d", collection="handbook", title="Security incidents", url="d",
+                      heading_path=("Security incidents", "Reporting [Phishing](https://insite.gsa.gov/x?term=cofense)",
+                                    "You _do not_ need it if:", "`__fields__` renamed"),
+                      text="Text.", score=0.9, dense_score=0.6, bm25_score=1.0,
+                      last_modified=datetime(2025, 2, 27, tzinfo=timezone.utc))
+
+    assert passage.heading == "Reporting Phishing › You do not need it if: › `__fields__` renamed"
