@@ -602,10 +602,18 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) ->
     picked = [center]
     size = len(_render(text, units[center]))
     before, after = [i for i in shown if i < center][::-1], [i for i in shown if i > center]
-    # inside a list or table, its earlier items come first (step 1 before step 2), then what follows the
-    # evidence (it usually completes it), then one unit of context before
-    run = _same_kind_run(units, before, units[center].kind)
-    for i in run[::-1] + after[:6] + [i for i in before[:len(run) + 1] if i not in run]:
+    # inside a list or table, its earlier items come first (step 1 before step 2), as many as fit without a
+    # gap between them and the evidence; then what follows the evidence (it usually completes it), then one
+    # unit of context before
+    run = []
+    for i in _same_kind_run(units, before, units[center].kind):  # nearest first
+        piece = len(_render(text, units[i]))
+        if size + piece > max_chars:
+            break
+        run.append(i)
+        size += piece
+    picked += run
+    for i in after[:6] + [i for i in before[:len(run) + 1] if i not in run]:
         piece = len(_render(text, units[i]))
         if size + piece > max_chars:
             if units[i].kind == CODE:
@@ -647,11 +655,41 @@ def _join(text: str, units: list[Unit], picked: list[int]) -> str:
     previous: int | None = None
     for i in picked:
         piece = _render(text, units[i])
+        ordinal = _lazy_ordinal(text, units, i)
+        if ordinal is not None:
+            piece = regex.sub(r"^1(?=[.)])", str(ordinal), piece, count=1)
         same_paragraph = (previous is not None and previous == i - 1 and units[i].kind == units[previous].kind == "sentence"
                           and "\n\n" not in text[units[previous].end:units[i].start])
         out += (" " if same_paragraph else ("\n" if out else "")) + piece
         previous = i
     return out.strip()
+
+
+_NUMBERED = regex.compile(r"^([ \t]*)(\d{1,3})[.)]\s")
+
+
+def _lazy_ordinal(text: str, units: list[Unit], i: int) -> int | None:
+    """The step number of list item ``units[i]`` when its list numbers every item "1." (Markdown renumbers
+    them; Slack shows them as written: "1. Send an email … 1. Check the plan"), else None."""
+    marker = _NUMBERED.match(_line_of(text, units[i]))
+    if units[i].kind != ITEM or marker is None or marker.group(2) != "1":
+        return None
+    count = 0
+    for j in range(i - 1, -1, -1):  # the earlier items of the same list, at the same indentation
+        if units[j].kind != ITEM:
+            break
+        other = _NUMBERED.match(_line_of(text, units[j]))
+        if other is None or len(other.group(1)) != len(marker.group(1)):
+            continue  # a bullet or a nested item inside an earlier step
+        if other.group(2) != "1":
+            return None
+        count += 1
+    return count + 1 if count else None
+
+
+def _line_of(text: str, unit: Unit) -> str:
+    """The text of ``unit`` from the start of its first line (its indentation and list marker included)."""
+    return text[text.rfind("\n", 0, unit.start) + 1:unit.end]
 
 
 def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2) -> list[str]:

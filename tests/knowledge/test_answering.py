@@ -177,6 +177,26 @@ def test_a_quote_from_the_middle_of_numbered_steps_starts_at_step_one():
     assert quoted.splitlines()[:2] == ["To connect:", "1. Download the client from the portal."]
 
 
+def test_steps_all_numbered_one_are_quoted_with_their_step_numbers():
+    # Markdown renumbers "1. … 1. … 1."; Slack shows it as written, so the quote numbers the steps itself
+    text = ("To report an incident:\n\n1. Email the service desk.\n   - Include details.\n1. Check the plan.\n"
+            "1. Answer the IR team's questions:\n   1. What systems?\n   2. How long?\n1. Rotate the secrets.")
+    quoted = evidence_quote(text, split_units(text), 8, 450)
+    steps = [line.split(" ")[0] for line in quoted.splitlines() if line[0].isdigit()]
+    assert steps == ["1.", "2.", "3.", "1.", "2.", "4."]
+
+
+def test_a_quote_from_the_middle_of_steps_skips_none_of_those_before_the_evidence():
+    # the phishing steps of the security-incidents page: step 2 is long (two long links), so step 1 was
+    # quoted, then step 4: "1. Do not click … 1. You may mark it as spam"
+    link = "[Phishing Emails and Scams InSite page](https://insite.gsa.gov/" + "x" * 200 + ")"
+    text = ("If you receive a suspicious email:\n\n1. Do not click any links.\n1. Follow the video on the " + link +
+            ".\n1. This shows how to use the Cofense tool.\n1. You may mark it as spam after reporting it.")
+    quoted = evidence_quote(text, split_units(text), 4, 200)  # the evidence is step 4
+    assert quoted.splitlines()[:2] == ["3. This shows how to use the Cofense tool.",
+                                       "4. You may mark it as spam after reporting it."]
+
+
 def test_a_template_tag_quoted_in_inline_code_is_text_not_a_hole():
     text = strip_template_tags("The old site used `{{site.baseurl}}` in links. Email {{ site.email }} today.")
     assert text == "The old site used `` in links."
