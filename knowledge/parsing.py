@@ -7,6 +7,7 @@ Markdown with markdownify so the same heading-aware chunker handles every format
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
@@ -111,7 +112,9 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     if not body:
         reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
         raise DocumentInvalid(reason)
-    title = title.strip() or _first(_HEADING.findall(_FENCED_CODE.sub("", body))) or _title_from_path(rel_path)
+    # a title is plain text: Jekyll front matter and HTML write "Logging in &amp; Networks" for "&"
+    title = html.unescape(title.strip() or _first(_HEADING.findall(_FENCED_CODE.sub("", body)))
+                          or _title_from_path(rel_path))
     updated = _front_matter_time(metadata, ("updated", "last_modified", "date"))
     expires_at = _front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True)
     stub = stub_reason(body, title)  # after the dates: a broken date is named even on a short page

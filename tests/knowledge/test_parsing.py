@@ -31,6 +31,13 @@ def test_handbook_front_matter_gives_title_and_metadata(tmp_path):
 
 
 @needs_shared
+def test_a_title_written_with_an_html_entity_is_plain_text(tmp_path):
+    doc = _parse_copy(tmp_path, HANDBOOK / "getting-started" / "how-to-log-in.md")
+
+    assert doc.title == "Logging in & Networks"  # front matter "title: Logging in &amp; Networks"
+
+
+@needs_shared
 def test_slack_channel_tag_becomes_channel_name(tmp_path):
     doc = _parse_copy(tmp_path, HANDBOOK / "about-us" / "tts-consulting" / "operations" / "tock.md")
 
