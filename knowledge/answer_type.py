@@ -116,7 +116,8 @@ _ACTION_UNIT = regex.compile(
     rf"|\b(?:you|we|they|employees|maintainers|users|staff)\s+(?:can|should|must|need to|have to|may|will need to)\s+"
     rf"(?:{_IMPERATIVE_VERBS})\b"
     rf"|\b(?:kubectl|oc|etcdctl|amtool|promtool|curl|helm|git|pip)\s+[a-z-]+"
-    rf"|^\W*to\s[^,.;:]{{1,120}}\s(?:run|use|execute|type|enter|call)\s*:\s*$",  # "To resize the volume run:"
+    rf"|^\W*to\s[^,.;:]{{1,120}}\s(?:run|use|execute|type|enter|call)\s*:\s*$"  # "To resize the volume run:"
+    rf"|\b(?:your|the) (?:best|first) (?:starting point|place to (?:look|start)|bet|option|step) is\b",  # advice
     regex.I)
 
 

@@ -339,7 +339,19 @@ class Retriever:
         return sorted(fused, key=lambda i: (-fused[i], i)), *ranks
 
     def _dense_top(self, qvec: np.ndarray, allowed: np.ndarray, n: int) -> tuple[list[int], dict[int, float]]:
-        """hnswlib's top ``n`` allowed rows, best first, and their cosine similarity (1 − cosine distance)."""
+        """The top ``n`` allowed rows by dense similarity, best first, and that similarity: a chunk is as close
+        to the question as its closest sentence (list item, table row: its embedded units), or the chunk as a
+        whole when that is closer.
+
+        Sentence-level similarity finds the one line that answers inside a chunk about more than it ("If you
+        are relocating for 120 days or less, you do not need to notify PeopleOps" is the closest unit of the
+        corpus to "work from my parents' place for ~2 months, do I need to tell PeopleOps?", its chunk only the
+        third closest), and it ranks a page whose sentences say what the question asks with BM25's ranking, so
+        their agreement (`knowledge.scoring.rank_agreement`) separates answered from near-topic questions better:
+        with the calibration refitted on it, kb-dev refuses 5 of 6 no-answer questions (4 before) and the
+        never-fitted near-topic set 22 of 32 (20), answering 52/54 and 22/28 (53, 23) (benchmarks/fit_confidence.py).
+        Rows come from hnswlib's top ``n`` chunks and the top ``n`` chunks by best unit.
+        """
         n = min(n, int(allowed.sum()))
         if n == 0:
             return [], {}
@@ -347,8 +359,30 @@ class Retriever:
         labels, distances = self.index.dense.knn_query(
             qvec, k=n, filter=None if everything else (lambda label: bool(allowed[label]))
         )
-        rows = [int(x) for x in labels[0]]
-        return rows, {r: 1.0 - float(d) for r, d in zip(rows, distances[0])}
+        similarity = {int(r): 1.0 - float(d) for r, d in zip(labels[0], distances[0])}
+        best_unit = self._best_unit_cosines(qvec)
+        if best_unit is not None:
+            best_unit = np.where(allowed, best_unit, -1.0)
+            extra = [r for r in _top_rows(best_unit + 1.0, n) if r not in similarity]
+            cosines = np.einsum("ij,j->i", self.index.vectors[extra], qvec) if extra else []
+            similarity.update((r, float(c)) for r, c in zip(extra, cosines))
+            similarity = {r: max(c, float(best_unit[r])) for r, c in similarity.items()}
+        rows = sorted(similarity, key=lambda r: (-similarity[r], r))[:n]
+        return rows, {r: similarity[r] for r in rows}
+
+    def _best_unit_cosines(self, qvec: np.ndarray) -> np.ndarray | None:
+        """float32 (n_chunks,): per chunk row, the best cosine of one of its embedded units to ``qvec`` (−1 for
+        a chunk without units); None when the index has no unit vectors. ~1.3 ms over 19,000 units: einsum,
+        not a BLAS product, whose thread pool would then slow torch's next question (see `search`)."""
+        units = self.index.units
+        if units is None or not len(units.spans):
+            return None
+        sims = np.einsum("ij,j->i", units.vectors, qvec)
+        counts = np.diff(units.offsets)
+        best = np.full(len(counts), -1.0, dtype=np.float32)
+        has = counts > 0
+        best[has] = np.maximum.reduceat(sims, units.offsets[:-1][has])
+        return best
 
     def _bm25_scores(self, tokens: list[str], allowed: np.ndarray) -> np.ndarray:
         """BM25 score per chunk (n_chunks,) of the question's ``tokens``; 0 where not ``allowed``."""

@@ -95,6 +95,7 @@ def test_instructions_and_the_sections_that_hold_them():
     assert states_action("And edit `.spec.resources.requests.storage` to the new desired storage size.")
     assert states_action("Note: If you don't have your GSA travel card yet, call AdTrav at (877) 472-6716.")
     assert not states_action("To be fair, the alert is noisy.")
+    assert states_action("Your best starting point is the rules page of the Prometheus UI (:9090/rules).")
     assert not states_action("This alert fires when the DB size exceeds 95% of the quota.")
     assert not states_action("The maximum number of hours you can work in a single day is 12.")
     assert section_kind("Mitigation") == section_kind("Diagnosis") == section_kind("Steps to enroll") == "action"
