@@ -78,6 +78,7 @@ _INTRODUCES_CODE = regex.compile(
     r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b", regex.I)
 #: A fenced block of commands (no language, a shell's, or a query to run: PromQL, SQL): an example program is
 #: not an instruction.
+_FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \t]*$", regex.M)
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|)\s*\n", regex.I)
 #: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
 #: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
@@ -116,8 +117,9 @@ _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
     rf"(?P<code>{_CODE_SPAN_PATTERN})|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
-#: A unit that leans on the sentence before it ("This …", "It …", "… that long"): shown with that sentence.
-_ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here)\b|.*\bthat (long|much|many|one)\b",
+#: A unit that leans on the sentence before it ("This …", "It …", "Therefore …", "… that long"): shown with that sentence.
+_ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here|therefore|thus|hence)\b"
+                         r"|.*\bthat (long|much|many|one)\b",
                          regex.I)
 
 
@@ -641,8 +643,8 @@ def _render(text: str, unit: Unit) -> str:
     """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
     if unit.kind == ROW:
         return "• " + tidy(unit.display)
-    if unit.kind == CODE:
-        return text[unit.start:unit.end]
+    if unit.kind == CODE:  # the fence keeps its language only: MkDocs' {test="skip" …} means nothing in Slack
+        return _FENCE_ATTRIBUTES.sub(r"\1", text[unit.start:unit.end], count=1)
     raw = tidy(" ".join(text[unit.start:unit.end].split()))
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)

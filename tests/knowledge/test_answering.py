@@ -445,3 +445,25 @@ def test_a_citation_names_its_section_without_the_headings_markdown():
                       last_modified=datetime(2025, 2, 27, tzinfo=timezone.utc))
 
     assert passage.heading == "Reporting Phishing › You do not need it if: › `__fields__` renamed"
+
+
+@needs_shared
+def test_a_sentence_that_opens_with_therefore_comes_with_the_sentence_it_concludes():
+    text = _section(HANDBOOK / "travel-and-leave" / "leave.md", "#### Advanced annual leave", "#### Advanced sick leave")
+    passage = _real_passage(text, "handbook:travel-and-leave/leave.md", "Leave",
+                            ("Types of leave", "Taking advanced leave", "Advanced annual leave"),
+                            {"Therefore, you can request": 0.6, "You will earn 56": 0.45})
+
+    answer = compose_answer("is there still an 80 hour cap on advanced annual leave?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("You will earn 56 more annual leave hours (14 pay periods x 4 hours per pay "
+                                           "period). [1] Therefore, you can request up to 56"), answer.direct_answer
+
+
+def test_a_quoted_code_block_keeps_its_language_but_not_the_docs_build_attributes():
+    text = ('Import it from the v1 namespace:\n\n```python {test="skip" lint="skip"}\n'
+            'from pydantic.v1.utils import lenient_isinstance\n```')
+    quoted = evidence_quote(text, split_units(text), 0, 450)
+    assert "```python\nfrom pydantic.v1.utils import lenient_isinstance\n```" in quoted
+    assert "test=" not in quoted

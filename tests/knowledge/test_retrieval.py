@@ -254,3 +254,33 @@ def test_language_shift_raises_every_score_of_a_non_english_question_alike(sampl
         assert score(shifted, row, "ko") > score(settings, row, "ko")
         assert score(shifted, row, "en") == score(settings, row, "en")  # English questions are the reference
     assert score(shifted, korean, "ko") == score(shifted, english, "ko")  # the shift never reorders pages
+
+
+@pytest.fixture(scope="module")
+def leave_kb(tmp_path_factory, embedder):
+    """Real travel-and-leave pages: the one that answers a relocation question says so in one sentence."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is missing")
+    root = tmp_path_factory.mktemp("leave-kb")
+    handbook = CORPUS / "tts-handbook" / "2025-02"
+    for rel in ("travel-and-leave/travel-and-leave-policies/moving.md", "travel-and-leave/paid-parental-leave.md",
+                "travel-and-leave/going-out-of-office.md", "travel-and-leave/leave.md",
+                "hiring-staying-or-changing-jobs/leaving-tts.md", "hiring-staying-or-changing-jobs/gsa-details.md"):
+        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(handbook / rel, root / "src" / rel)
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="handbook", path=str(root / "src"))]), root / "home",
+                       embedder=embedder)
+    kb.sync()
+    return kb
+
+
+@needs_shared
+def test_a_chunk_ranks_by_its_closest_sentence(leave_kb):
+    # the chunk as a whole is about moving in general; one of its sentences is the answer
+    question = "gonna work from my parents place in another state for ~2 months, do i need to tell peopleops?"
+
+    first = leave_kb.search([question], mode="dense", top_k=3)[0][0]
+
+    assert first.doc_id == "handbook:travel-and-leave/travel-and-leave-policies/moving.md"
+    assert "If you are relocating for 120 days or less" in first.text
+    assert first.evidence["unit_cosine"] > first.evidence["cosine"]
