@@ -24,7 +24,7 @@ from knowledge.answer_type import (
 from knowledge.contradictions import passage_conflicts
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
-from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, split_units
+from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, sentences_of, split_units
 from knowledge.tokenize import question_stems, question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 
@@ -271,7 +271,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
             page = passages[direct[0].passage].doc_id
             direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
-    answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages])
+    answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
     best_in = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -560,14 +560,17 @@ def _chunk_index(p: Passage) -> int:
     return int(p.chunk_id.rsplit("#", 1)[-1]) if p.chunk_id.rsplit("#", 1)[-1].isdigit() else 0
 
 
-def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int]) -> str:
-    """The direct answer as text: each unit (`_shown`) followed by its passage's citation number; sentences
-    run on, list items and table rows (of an answer of several units) go on lines of their own behind a
-    bullet, as in the quotes (Slack showed "max replicas too low [1] too low value for requests such as CPU?
-    [1]" as one run-on line)."""
+def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int],
+                 weights: dict[str, float]) -> str:
+    """The direct answer as text: each unit (`_shown`, a long list item cut to its sentences that hold the
+    question's words, `_gist`) followed by its passage's citation number; sentences run on, list items and
+    table rows (of an answer of several units) go on lines of their own behind a bullet, as in the quotes
+    (Slack showed "max replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line)."""
     text, own_line = "", False
     for c in direct:
         shown = _shown(c, units[c.passage])
+        if c.unit.kind == ITEM and not shown.endswith("```"):
+            shown = _gist(shown, weights)
         listed = c.unit.kind in (ITEM, ROW) and len(direct) > 1  # one unit alone needs no bullet
         piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + f" [{numbers[c.passage]}]"
         if text:
@@ -575,6 +578,32 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         text += piece
         own_line = listed or shown.endswith("```")  # what follows a bullet or a command starts a new line
     return text
+
+
+def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
+    """``text`` (one unit) when it fits in ``limit`` characters; else the run of its sentences, within
+    ``limit``, whose words cover most of the question's (``weights``: token → IDF; the earliest run on a tie),
+    with "…" where sentences are left out. A list item can be a paragraph: "Do not store sensitive information
+    in GitHub … consider it compromised and revoke … Do not delete the commit itself. … Some projects use
+    Citadel …" (700 characters) led the answer to "I pushed a secret key, should I force push?" with the
+    answer in its middle."""
+    parts = sentences_of(text)
+    if len(text) <= limit or len(parts) < 2:
+        return text
+    words = [set(tokenize(part)) for part in parts]
+    best, best_cover = (0, 1), -1.0
+    for i in range(len(parts)):
+        j, size = i, 0
+        while j < len(parts) and size + len(parts[j]) <= limit:
+            size += len(parts[j]) + 1
+            j += 1
+        if j == i:
+            continue
+        cover = lexical_coverage(set(weights), set().union(*words[i:j]), lambda t: weights.get(t, 0.0))
+        if cover > best_cover:
+            best, best_cover = (i, j), cover
+    i, j = best
+    return ("… " if i > 0 else "") + " ".join(parts[i:j]) + (" …" if j < len(parts) else "")
 
 
 def _shown(c: _Candidate, units: list[Unit]) -> str:

@@ -103,6 +103,11 @@ def split_units(text: str) -> list[Unit]:
     return _mark_partial(units, text)
 
 
+def sentences_of(text: str) -> list[str]:
+    """The sentences of one unit's display text (a list item may hold several), in order, stripped."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
+
+
 def unit_hash(display: str) -> str:
     """Content hash of a unit's display text for the embedding cache (kept apart from chunk hashes)."""
     return hashlib.sha256(("unit\x00" + display).encode("utf-8")).hexdigest()

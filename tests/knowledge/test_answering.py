@@ -467,3 +467,18 @@ def test_a_quoted_code_block_keeps_its_language_but_not_the_docs_build_attribute
     quoted = evidence_quote(text, split_units(text), 0, 450)
     assert "```python\nfrom pydantic.v1.utils import lenient_isinstance\n```" in quoted
     assert "test=" not in quoted
+
+
+@needs_shared
+def test_a_list_item_as_long_as_a_paragraph_is_cut_to_the_sentences_that_answer():
+    text = _section(HANDBOOK / "general-information-and-resources" / "sensitive-information.md",
+                    "## Protecting TTS Systems", "## Tools")
+    passage = _real_passage(text, "handbook:general-information-and-resources/sensitive-information.md",
+                            "Sensitive information", ("Protecting TTS Systems",), {"Do not store sensitive": 0.6})
+
+    answer = compose_answer("oops just pushed an aws secret key to a public github repo. should i force push to get "
+                            "rid of the commit?", [passage], AnswerConfig(calibration=CalibrationConfig()))
+
+    item = answer.direct_answer.splitlines()[-1]
+    assert "consider it compromised and revoke or change the credentials immediately. Do not delete the commit" in item
+    assert item.startswith("• … In the event that") and len(item) < 330, item
