@@ -78,3 +78,18 @@ def copy_pages(dest: Path, pages: dict[str, Path]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
     return dest
+
+
+def synced_kb(tmp: Path, pages: dict[str, Path], settings, embedder):
+    """A KnowledgeBase over copies of real ``pages`` (name → source path) as one source "docs", synced into
+    ``tmp / "home"`` with ``settings`` otherwise (a module fixture's few-page knowledge base)."""
+    from dataclasses import replace
+
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+
+    folder = copy_pages(tmp / "docs", pages)
+    kb = KnowledgeBase(replace(settings, sources=[SourceConfig(name="docs", path=str(folder))]), tmp / "home",
+                       embedder=embedder)
+    kb.sync()
+    return kb

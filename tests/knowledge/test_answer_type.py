@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from config import SourceConfig
-from knowledge import KnowledgeBase
 from knowledge.answer_type import asked_sections, asked_value, asks_action, section_kind, states_action, states_value
 from knowledge.embedding import spell_out_identifiers
 from knowledge.tokenize import question_tokens
-from tests.conftest import CORPUS, copy_pages, needs_shared
+from tests.conftest import CORPUS, needs_shared, synced_kb
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -119,7 +115,7 @@ def runbooks_kb(tmp_path_factory, sample_settings, embedder):
     tmp = tmp_path_factory.mktemp("runbooks")
     kubernetes = CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes"
     node = CORPUS / "prometheus-runbooks" / "runbooks" / "node"
-    folder = copy_pages(tmp / "docs", {
+    return synced_kb(tmp, {
         "KubeHpaMaxedOut.md": kubernetes / "KubeHpaMaxedOut.md",
         "KubeQuotaAlmostFull.md": kubernetes / "KubeQuotaAlmostFull.md",
         "NodeClockSkewDetected.md": node / "NodeClockSkewDetected.md",
@@ -127,11 +123,7 @@ def runbooks_kb(tmp_path_factory, sample_settings, embedder):
         "PrometheusRuleFailures.md": CORPUS / "prometheus-runbooks" / "runbooks" / "prometheus" / "PrometheusRuleFailures.md",
         "KubeVersionMismatch.md": kubernetes / "KubeVersionMismatch.md",
         "etcdNoLeader.md": CORPUS / "prometheus-runbooks" / "runbooks" / "etcd" / "etcdNoLeader.md",
-    })
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp / "home", embedder=embedder)
-    kb.sync()
-    return kb
+    }, sample_settings, embedder)
 
 
 @needs_shared

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from config import ChunkingConfig, SourceConfig
-from knowledge import KnowledgeBase
+from config import ChunkingConfig
 from knowledge.chunking import chunk_document
 from knowledge.continuation import continues, joined, joined_unit_scores
 from knowledge.parsing import parse_document
 from knowledge.sentences import embeddable_units
-from tests.conftest import CORPUS, copy_pages, needs_shared
+from tests.conftest import CORPUS, needs_shared, synced_kb
 
 HANDBOOK = CORPUS / "tts-handbook" / "2025-02"
 SECURITY = HANDBOOK / "general-information-and-resources" / "tech-policies" / "security-incidents.md"
@@ -62,15 +59,11 @@ def split_sections_kb(tmp_path_factory, sample_settings, embedder):
     if not CORPUS.is_dir():
         pytest.skip(f"{CORPUS} is missing")
     tmp = tmp_path_factory.mktemp("split")
-    folder = copy_pages(tmp / "docs", {
+    return synced_kb(tmp, {
         "security-incidents.md": SECURITY,
         "sensitive-information.md": HANDBOOK / "general-information-and-resources" / "sensitive-information.md",
         "google-drive.md": HANDBOOK / "tools" / "google-drive.md",
-    })
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp / "home", embedder=embedder)
-    kb.sync()
-    return kb
+    }, sample_settings, embedder)
 
 
 @needs_shared

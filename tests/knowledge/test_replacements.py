@@ -3,14 +3,10 @@ migration guide's row, not by the pages that only mention ``dict``."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from config import SourceConfig
-from knowledge import KnowledgeBase
 from knowledge.replacements import normalise, replacement_terms, states_replacement
-from tests.conftest import CORPUS, copy_pages, needs_shared
+from tests.conftest import CORPUS, needs_shared, synced_kb
 
 
 @pytest.mark.parametrize("question, terms", [
@@ -52,15 +48,11 @@ def pydantic_kb(tmp_path_factory, sample_settings, embedder):
     """The real Pydantic v2 migration guide, its models page and its usage errors."""
     tmp = tmp_path_factory.mktemp("pydantic")
     docs = CORPUS / "pydantic-docs" / "v2.13.4"
-    folder = copy_pages(tmp / "docs", {
+    return synced_kb(tmp, {
         "migration.md": docs / "migration.md",
         "models.md": docs / "concepts" / "models.md",
         "usage_errors.md": docs / "errors" / "usage_errors.md",
-    })
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp / "home", embedder=embedder)
-    kb.sync()
-    return kb
+    }, sample_settings, embedder)
 
 
 @needs_shared
