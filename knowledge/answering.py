@@ -508,9 +508,9 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
     unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
     `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
-    instead; when the question asks what to do (``"action"`` in ``sections``, `asked_sections`), a best unit
-    that is an instruction brings the instructions after it in its section, and no unit joins from a section
-    of a kind not asked for. In reading order within a passage."""
+    as room allows; when the question asks what to do (``"action"`` in ``sections``, `asked_sections`), a best
+    unit that is an instruction brings the instructions after it in its section before any other unit, and no
+    unit joins from a section of a kind not asked for. In reading order within a passage."""
     if not ranked:
         return []
     best = ranked[0]
@@ -520,7 +520,7 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     for c in ranked[1:]:
         if len(chosen) >= 3 or (c.score < SECOND_UNIT_SHARE * best.score and not (best.replaces and c.replaces)):
             break
-        if c.pointer or c in chosen:  # a link to elsewhere adds no fact to the answer
+        if c.pointer or c in chosen:  # a link to elsewhere adds no fact to the answer; a step is in already
             continue
         if sections and c.kind not in (None, *sections):  # what it means is not what to do
             continue

@@ -188,8 +188,8 @@ def _split_words(text: str, max_tokens: int) -> list[tuple[str, str]]:
     while start < len(spans):
         cut = min(start + max_tokens, len(spans))
         if cut < len(spans):
-            breaks = [k for k in range(cut, start, -1) if _breakable(text, spans, k)]
-            cut = breaks[0] if breaks else cut  # one run without whitespace: cut at the budget after all
+            # the last break within the budget; a run without whitespace is cut at the budget after all
+            cut = next((k for k in range(cut, start, -1) if _breakable(text, spans, k)), cut)
         stop = spans[cut - 1][1]
         pieces.append((text[begin:spans[start][0]] if pieces else "", text[spans[start][0]:stop]))
         begin, start = stop, cut

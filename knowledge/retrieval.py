@@ -97,7 +97,7 @@ class Retriever:
             the question names (`knowledge.replacements`), then up to `SECTION_ROWS` more: the sections of the
             best page that the question asks for (`knowledge.answer_type.asked_sections`); ``score`` is the
             calibrated score in [0, 1] (raised to the high band for a replacement, to the page's best for a
-            section).
+            section). A passage whose section the chunker split goes on with the next piece (`_read_on`).
 
         Raises:
             ValueError: unknown mode.

@@ -34,7 +34,8 @@ class Passage:
         title: document title (front matter ``title``, first heading, or file name).
         url: link to the page, or its path when no link is configured.
         heading_path: headings from the document root down to the chunk, e.g. ``("Leave", "Annual leave")``.
-        text: the chunk's original text (Markdown, Liquid tags stripped); never escaped for Slack.
+        text: the chunk's original text (Markdown, Liquid tags stripped); never escaped for Slack. When its
+            section goes on in the next chunk, that chunk's text follows (`knowledge.continuation`).
         score: calibrated relevance in [0, 1], comparable across queries (see `knowledge.scoring`).
         dense_score: raw cosine similarity in [-1, 1] of question and chunk embeddings.
         bm25_score: raw BM25 score (>= 0, not comparable across queries); 0.0 when BM25 did not return it.
