@@ -41,7 +41,7 @@ COVERAGE_WEIGHT = 0.5
 #: Bonus for a unit of the best-scored passage: when two passages' sentences come close, the one whose
 #: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
 FIRST_PASSAGE_BONUS = 0.05
-#: How much a passage's shortfall in combined evidence (relative to the best passage) costs its units. 0.5
+#: How much a passage's page's shortfall in combined evidence (relative to the best page) costs its units. 0.5
 #: (was 1.0): every quoted passage already scored as high confidence, and at 1.0 the best sentence of the second
 #: passage rarely joined ("what's the API rate limit for Pro customers?" left out the "Pro: 600 requests/minute"
 #: row); the direct answer held the answer hint's value on 50 instead of 48 dev questions, median length 196
@@ -197,7 +197,12 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     if chosen:
         weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
         top = max(strength[p.chunk_id] for p in chosen)
-        relative = [strength[p.chunk_id] / top if top > 0 else 1.0 for p in chosen]
+        # a page is as strong as its best quoted passage: its sections then compete by their sentences alone
+        # ("Limits by plan: Pro · 600 requests per minute" beside "Pro customers can request a temporary raise")
+        page: dict[str, float] = {}
+        for p in chosen:
+            page[p.doc_id] = max(page.get(p.doc_id, 0.0), strength[p.chunk_id])
+        relative = [page[p.doc_id] / top if top > 0 else 1.0 for p in chosen]
         _cite(answer, chosen, weights, cfg.max_quote_chars, relative)
         kind = asked_value(question)
         if kind and not any(states_value(shown, kind) for shown in (answer.direct_answer, *answer.quotes)):
@@ -243,7 +248,8 @@ def _strength(p: Passage, cfg: AnswerConfig) -> float:
 def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int,
           relative: list[float]) -> None:
     """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``;
-    ``relative``: each passage's combined evidence as a share of the best one's, in (0, 1]."""
+    ``relative``: each passage's page's combined evidence (its best quoted passage's) as a share of the best
+    one's, in (0, 1]."""
     numbers: dict[str, int] = {}
     for p in passages:
         if p.doc_id not in numbers:
