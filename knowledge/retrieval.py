@@ -294,8 +294,8 @@ class Retriever:
         if not kinds or not rows:
             return []
         doc_id = self.index.chunks[rows[0]]["doc_id"]
-        page = [(row, path_kind(chunk["heading_path"])) for row, chunk in enumerate(self.index.chunks)
-                if chunk["doc_id"] == doc_id and allowed[row]]
+        page = [(row, path_kind(self.index.chunks[row]["heading_path"])) for row in self.index.rows_of(doc_id)
+                if allowed[row]]
         if len({kind for _, kind in page if kind}) < 2:  # not a page split into kinds (a FAQ of "How to …" headings)
             return []
         asked = [row for row, kind in page if kind in kinds]
