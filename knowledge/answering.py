@@ -483,7 +483,7 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
     for c in direct:
         if c.unit.kind == ITEM:
             position = c.position - 1
-            while (c.passage, position) in by_place and by_place[(c.passage, position)].unit.kind == ITEM:
+            while position >= 0 and units[c.passage][position].kind == ITEM:  # short items are not ranked
                 position -= 1
             lead = by_place.get((c.passage, position)) or _lead_heading(c, position, units[c.passage])
             if (lead is not None and lead.unit.display.rstrip().endswith(":")
@@ -495,7 +495,9 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
             for item in items:
                 if item is None or item.unit.kind != ITEM:
                     break
-                if item not in out and sum(len(x.unit.display) for x in out) + len(item.unit.display) \
+                if item in out:  # already chosen: the next one goes after it, in the list's order
+                    at = out.index(item) + 1
+                elif sum(len(x.unit.display) for x in out) + len(item.unit.display) \
                         <= DIRECT_ANSWER_CHARS + LIST_ROOM:
                     out.insert(at, item)
                     at += 1

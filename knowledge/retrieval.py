@@ -213,7 +213,10 @@ class Retriever:
             return ()
         spans, vectors = self.index.units.of_row(row)
         shift = self._language_shift(language)
-        return tuple((int(a), int(b), float(x) + shift) for (a, b), x in zip(spans, vectors @ qvec)) if len(spans) else ()
+        best: dict[tuple[int, int], float] = {}
+        for (a, b), x in zip(spans, vectors @ qvec):  # a list item is embedded alone and after its lead-in
+            best[int(a), int(b)] = max(best.get((int(a), int(b)), -1.0), float(x) + shift)
+        return tuple((a, b, x) for (a, b), x in best.items())
 
     def _read_on(self, passages: list[Passage], rows: list[int], qvec: np.ndarray, language: str) -> list[Passage]:
         """``passages`` (of chunk ``rows``) where a passage whose section goes on in the next chunk

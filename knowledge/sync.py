@@ -30,7 +30,7 @@ from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
 from knowledge.errors import (DocumentInvalid, DocumentStub, IndexIncompatible, IndexNotBuilt, SourceMissing,
                               SourceUnreadable)
-from knowledge.sentences import UNITS_VERSION, embeddable_units, unit_hash
+from knowledge.sentences import UNITS_VERSION, embedding_inputs, unit_hash
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import own_page_key, parse_document
@@ -349,9 +349,9 @@ def embed_units(chunks: list[dict], embedder, home: Path, progress=None) -> tupl
     """
     rows, texts = [], []
     for row, chunk in enumerate(chunks):
-        for unit in embeddable_units(chunk["text"]):
+        for unit, text in embedding_inputs(chunk["text"]):
             rows.append([row, unit.start, unit.end])
-            texts.append(unit.display)
+            texts.append(text)
     if not texts:
         return rows, np.zeros((0, embedder.dim), dtype=np.float32)
     vectors, _ = embed_cached(home / "embeddings.sqlite", embedder, [unit_hash(t) for t in texts], texts,

@@ -12,9 +12,9 @@ from config import AnswerConfig, CalibrationConfig
 from knowledge.answering import compose_answer, evidence_quote, is_pointer, tidy
 from knowledge.parsing import strip_template_tags
 from knowledge.scoring import bm25_share, combine, evidence_score, rank_agreement
-from knowledge.sentences import ROW, split_units
+from knowledge.sentences import ROW, embedding_inputs, split_units
 from knowledge.types import Passage
-from tests.conftest import CORPUS, needs_shared
+from tests.conftest import CORPUS, needs_shared, synced_kb
 
 WEBHOOK_DOCS = """Webhooks are sent as `POST` requests with a JSON body.
 
@@ -209,6 +209,32 @@ def test_a_template_tag_quoted_in_inline_code_is_text_not_a_hole():
 HANDBOOK = CORPUS / "tts-handbook" / "2025-02"
 
 
+def test_a_list_item_under_a_lead_in_is_embedded_alone_and_after_it():
+    text = ("We follow these practices:\n\n- Rotate keys. Do not delete the commit.\n- Report it.\n\n"
+            "Some words here.\n\n- A list without one.")
+
+    inputs = [(u.display, t) for u, t in embedding_inputs(text)]
+
+    assert ("Rotate keys. Do not delete the commit.", "We follow these practices: Rotate keys. Do not delete the commit.") in inputs
+    assert ("Rotate keys. Do not delete the commit.", "Rotate keys. Do not delete the commit.") in inputs
+    assert ("Report it.", "We follow these practices: Report it.") not in inputs  # two words: not an answer unit
+    assert [t for d, t in inputs if d == "A list without one."] == ["A list without one."]
+
+
+@needs_shared
+def test_a_list_item_answers_through_the_heading_that_introduces_its_list(tmp_path, sample_settings, embedder):
+    # alone, "You are conducting research with 9 or fewer participants" is far from the question (MiniLM
+    # cosine 0.27) and "If you are still unsure whether you need PRA clearance, please consult …" led the answer
+    kb = synced_kb(tmp_path, {"pra.md": HANDBOOK / "training-and-development" / "pra-for-user-research.md"},
+                   sample_settings, embedder)
+
+    answer = kb.ask("doing 6 user interviews w/ members of the public, do we need PRA clearance?")
+
+    assert answer.direct_answer.startswith("You do not need PRA clearance if: [1]\n"), answer.direct_answer
+    assert "9 or fewer participants" in answer.direct_answer
+    assert "still unsure" not in answer.direct_answer
+
+
 def _section(path, first: str, stop: str) -> str:
     """The text of a real page from the line starting ``first`` up to (not including) the line starting
     ``stop``, Liquid tags stripped as at ingest."""
@@ -399,6 +425,30 @@ def test_inline_code_keeps_its_underscores_and_stars_while_emphasis_goes():
     table = "| Pydantic V1 | Pydantic V2 |\n| --- | --- |\n| `__fields__` | `model_fields` |\n\nUse **bold** `*args`."
     displays = [u.display for u in split_units(table)]
     assert displays == ["Pydantic V1: `__fields__` · Pydantic V2: `model_fields`", "Use bold `*args`."]
+
+
+@needs_shared
+def test_list_items_come_with_their_lead_in_past_items_too_short_to_answer():
+    # "- [Hotels](…)" opens the list: one word, never a candidate, yet still an item of the list
+    text = _section(HANDBOOK / "travel-and-leave" / "travel-and-leave-policies" / "travel-guide-faq.md",
+                    "##### Expenses requiring receipts", "##### Expenses requiring further justification")
+    passage = _real_passage(text, "handbook:travel-guide-faq.md", "Travel guide FAQ", ("Expenses requiring receipts",),
+                            {"Any expenses claimed on a miscellaneous": 0.7, "Any other expense exceeding": 0.63})
+
+    answer = compose_answer("for travel vouchers when do i actually need a receipt?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("The following expenses require receipts: [1]\n• Any other expense "
+                                           "exceeding $75"), answer.direct_answer
+
+
+def test_a_lead_in_and_its_items_keep_the_lists_order(sample_kb):
+    answer = sample_kb.ask("when should I escalate a disk full page to storage?")
+
+    lines = [line.split(" [")[0] for line in answer.direct_answer.splitlines()]
+    assert lines[0].endswith("if:"), answer.direct_answer
+    assert lines[1:] == ["• usage is still critical 30 minutes after the page, or", "• a customer volume itself is full, or",
+                         "• more than 3 nodes in the same region are alerting at once."], answer.direct_answer
 
 
 @needs_shared
