@@ -273,7 +273,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
         best = passages[direct[0].passage]
         topic = set(tokenize(" ".join((best.title, *best.heading_path))))
         direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
-        direct = _with_lists(_every_section(direct, ranked, sections), ranked, units)
+        direct = _with_lists(_every_section(direct, ranked, sections), ranked, units, weights)
         if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
             page = passages[direct[0].passage].doc_id
             direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
@@ -472,7 +472,8 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
     return chosen  # `_cite` puts them in the page's order
 
 
-def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[list[Unit]]) -> list[_Candidate]:
+def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[list[Unit]],
+                weights: dict[str, float]) -> list[_Candidate]:
     """``direct`` where a list item comes with the sentence or heading that introduces its list ("Check why HPA
     was unable to scale:" before "max replicas too low"; the heading "You do not need PRA clearance if:" before
     "You are conducting research with 9 or fewer participants"), and such a sentence with the first items of
@@ -489,6 +490,7 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
             if (lead is not None and lead.unit.display.rstrip().endswith(":")
                     and all((x.passage, x.position) != (lead.passage, lead.position) for x in out)):
                 out.insert(out.index(c), lead)
+                _whole_list(out, lead, units[c.passage], weights)
         elif c.unit.display.rstrip().endswith(":"):
             at = out.index(c) + 1
             items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
@@ -502,6 +504,37 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
                     out.insert(at, item)
                     at += 1
     return out
+
+
+def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weights: dict[str, float]) -> None:
+    """Makes ``out`` show the whole list that ``lead`` introduces, in the list's order and right after it, short
+    items too ("Hotels"), when the list is what the question asks for and fits: the lead-in holds the
+    question's most specific word that the lead-in and its items hold ("The following expenses require
+    receipts:" for "when do i need a receipt?"; not "… removed from or changed in `Field`:" for "what replaces
+    `regex`?", which one item names), and lead-in and items fit within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`.
+    Its best-scored items alone would read as if they were all of it. Units from elsewhere then stay only as
+    room allows."""
+    items = []
+    for position in range(lead.position + 1, len(units)):
+        if units[position].kind != ITEM or units[position].partial:
+            break
+        items.append(position)
+    lead_words = set(tokenize(lead.unit.display))
+    held = set(weights) & (lead_words | set().union(*(tokenize(units[p].display) for p in items)))
+    if not held or max(held, key=weights.get) not in lead_words:
+        return
+    if len(lead.unit.display) + sum(len(units[p].display) for p in items) > DIRECT_ANSWER_CHARS + LIST_ROOM:
+        return
+    at = {(x.passage, x.position): x for x in out}
+    listed = [lead] + [at.get((lead.passage, p)) or replace(lead, position=p, unit=units[p], pointer=False,
+                                                           replaces=False) for p in items]
+    rest = [x for x in out if x not in listed]
+    kept = [x for x in rest if x.passage == lead.passage and x.position < lead.position]
+    for x in rest:
+        if x not in kept and _size(kept + listed) + len(x.unit.display) <= DIRECT_ANSWER_CHARS + LIST_ROOM:
+            kept.append(x)
+    before = [x for x in kept if x.passage == lead.passage and x.position < lead.position]
+    out[:] = before + listed + [x for x in kept if x not in before]
 
 
 def _lead_heading(item: _Candidate, position: int, units: list[Unit]) -> _Candidate | None:

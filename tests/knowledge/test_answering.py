@@ -428,8 +428,9 @@ def test_inline_code_keeps_its_underscores_and_stars_while_emphasis_goes():
 
 
 @needs_shared
-def test_list_items_come_with_their_lead_in_past_items_too_short_to_answer():
-    # "- [Hotels](…)" opens the list: one word, never a candidate, yet still an item of the list
+def test_a_list_the_question_asks_for_comes_whole_with_its_lead_in():
+    # the two best items alone ("over $75", "a miscellaneous voucher") read as if they were all of it; "- [Hotels](…)"
+    # is one word, never a candidate, yet an item of the list
     text = _section(HANDBOOK / "travel-and-leave" / "travel-and-leave-policies" / "travel-guide-faq.md",
                     "##### Expenses requiring receipts", "##### Expenses requiring further justification")
     passage = _real_passage(text, "handbook:travel-guide-faq.md", "Travel guide FAQ", ("Expenses requiring receipts",),
@@ -438,8 +439,28 @@ def test_list_items_come_with_their_lead_in_past_items_too_short_to_answer():
     answer = compose_answer("for travel vouchers when do i actually need a receipt?", [passage],
                             AnswerConfig(calibration=CalibrationConfig()))
 
-    assert answer.direct_answer.startswith("The following expenses require receipts: [1]\n• Any other expense "
-                                           "exceeding $75"), answer.direct_answer
+    lines = [line.split(" [")[0] for line in answer.direct_answer.splitlines()]
+    assert lines[:3] == ["The following expenses require receipts:", "• Hotels",
+                         "• Flights or Amtrak booked outside of Concur (Requires additional justification and is only "
+                         "approved on a case-by-case basis)"], answer.direct_answer
+    assert "• Any other expense exceeding $75, including local transportation (This threshold is $25 for local vouchers)" \
+        in lines
+    assert lines[-1] == "• Professional liability insurance"
+
+
+@needs_shared
+def test_an_item_the_question_names_comes_with_its_lead_in_but_not_the_whole_list():
+    text = _section(CORPUS / "pydantic-docs" / "v2.13.4" / "migration.md",
+                    "The following properties have been removed from or changed in", "Field constraints are no longer")
+    passage = _real_passage(text, "pydantic:migration.md", "Migration Guide", ("Changes to `pydantic.Field`",),
+                            {"`regex`": 0.6, "`min_items`": 0.45, "`max_items`": 0.45})
+
+    answer = compose_answer("pydantic v2 Field(regex=...) raises an error, what do I use instead?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+
+    assert answer.direct_answer.startswith("The following properties have been removed from or changed in `Field`: "
+                                           "[1]\n• `regex` (use `pattern` instead) [1]"), answer.direct_answer
+    assert "`const`" not in answer.direct_answer
 
 
 def test_a_lead_in_and_its_items_keep_the_lists_order(sample_kb):
