@@ -521,7 +521,7 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
         items.append(position)
     lead_words = set(tokenize(lead.unit.display))
     held = set(weights) & (lead_words | set().union(*(tokenize(units[p].display) for p in items)))
-    if not held or max(held, key=weights.get) not in lead_words:
+    if not held or max(sorted(held), key=weights.get) not in lead_words:  # sorted: ties fall the same way each run
         return
     if len(lead.unit.display) + sum(len(units[p].display) for p in items) > DIRECT_ANSWER_CHARS + LIST_ROOM:
         return

@@ -398,7 +398,7 @@ class Retriever:
         """Boolean mask (n_chunks,) of chunks that pass the filters at query time."""
         now = where.now or datetime.now(timezone.utc)
         ok_docs = {doc_id for doc_id, doc in self.index.documents.items() if self._serves(doc, doc_id, where, now)}
-        return np.fromiter((c["doc_id"] in ok_docs for c in self.index.chunks), dtype=bool, count=len(self.index.chunks))
+        return self.index.rows_mask(ok_docs)
 
     def _serves(self, doc: dict, doc_id: str, where: SearchFilter, now: datetime) -> bool:
         """Whether document ``doc_id`` passes the filters: active, in an allowed collection, not switched off

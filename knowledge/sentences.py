@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 
@@ -84,6 +85,13 @@ def split_units(text: str) -> list[Unit]:
     Returns:
         Units with offsets into ``text``; never raises on any input.
     """
+    return list(_units_of(text))
+
+
+@lru_cache(maxsize=2048)
+def _units_of(text: str) -> tuple[Unit, ...]:
+    """`split_units`, remembered per text: retrieval and answering split the same few passages of every
+    question several times (units are frozen, so sharing them is safe)."""
     units: list[Unit] = []
     lines = _lines_with_offsets(text)
     i = 0
@@ -100,7 +108,7 @@ def split_units(text: str) -> list[Unit]:
             i += 1
         else:
             i = _paragraph(lines, i, units)
-    return _mark_partial(units, text)
+    return tuple(_mark_partial(units, text))
 
 
 def sentences_of(text: str) -> list[str]:

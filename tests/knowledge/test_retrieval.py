@@ -284,3 +284,13 @@ def test_a_chunk_ranks_by_its_closest_sentence(leave_kb):
     assert first.doc_id == "handbook:travel-and-leave/travel-and-leave-policies/moving.md"
     assert "If you are relocating for 120 days or less" in first.text
     assert first.evidence["unit_cosine"] > first.evidence["cosine"]
+
+
+def test_rows_mask_marks_exactly_the_chunks_of_the_documents_named(sample_kb):
+    index = sample_kb.index()
+    docs = sorted({c["doc_id"] for c in index.chunks})[:2]
+
+    mask = index.rows_mask({*docs, "no-such-doc"})
+
+    assert mask.tolist() == [c["doc_id"] in docs for c in index.chunks]
+    assert not index.rows_mask(set()).any()
