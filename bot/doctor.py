@@ -208,7 +208,7 @@ def _index_check(settings, home: Path) -> Check:
         return Check(name, FAIL, f"{index.name}: no page of source(s) {', '.join(missing)}",
                      f"{rebuild} (its report says why a page was skipped)")
     return Check(name, OK, f"{index.name}: model {index.manifest.get('model')}, {len(index.documents)} documents, "
-                           f"{len(index.chunks)} chunks, {int(index.units.offsets[-1])} answer units")
+                           f"{len(index.chunks)} chunks, {int(index.units.offsets[-1])} answer-unit vectors")
 
 
 def _vector_problem(vectors: np.ndarray, rows: int, dim: int, what: str) -> str | None:

@@ -10,7 +10,8 @@ Layout under ``{home}/index/``::
         vectors.npy              float32 (n_chunks, dim), unit norm
         dense.hnsw               hnswlib index, space "cosine"
         bm25/                    bm25s.BM25.save() output
-        units.json               [chunk row, start, end] of every embedded answer unit (knowledge.sentences)
+        units.json               [chunk row, start, end] of every embedded answer unit (knowledge.sentences); a
+                                 list item under a lead-in has two rows: alone and after its lead-in
         unit_vectors.npy         float32 (n_units, dim), unit norm, aligned with units.json
         xl_vectors.npy           float32 (n_chunks, xl dim): the cross-lingual model's chunk vectors
                                  (knowledge.crosslingual; manifest "crosslingual" names the model)
@@ -113,7 +114,8 @@ class UnitVectors:
 
     Attributes:
         offsets: int64 (n_chunks + 1,): the units of chunk row r are ``offsets[r]:offsets[r + 1]``.
-        spans: int32 (n_units, 2): (start, end) character offsets into the chunk text.
+        spans: int32 (n_units, 2): (start, end) character offsets into the chunk text; a list item under a
+            lead-in appears twice (embedded alone and after its lead-in, `knowledge.sentences.embedding_inputs`).
         vectors: float32 (n_units, dim), unit norm.
     """
 

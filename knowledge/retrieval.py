@@ -214,8 +214,8 @@ class Retriever:
         spans, vectors = self.index.units.of_row(row)
         shift = self._language_shift(language)
         best: dict[tuple[int, int], float] = {}
-        for (a, b), x in zip(spans, vectors @ qvec):  # a list item is embedded alone and after its lead-in
-            best[int(a), int(b)] = max(best.get((int(a), int(b)), -1.0), float(x) + shift)
+        for (a, b), x in zip(spans.tolist(), (vectors @ qvec).tolist()):  # an item: alone and after its lead-in
+            best[a, b] = max(best.get((a, b), -1.0), x + shift)
         return tuple((a, b, x) for (a, b), x in best.items())
 
     def _read_on(self, passages: list[Passage], rows: list[int], qvec: np.ndarray, language: str) -> list[Passage]:

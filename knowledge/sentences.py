@@ -136,11 +136,7 @@ def embedding_inputs(text: str) -> list[tuple[Unit, str]]:
     that says everything itself."""
     units = split_units(text)
     out = []
-    for i, unit in enumerate(units):
-        if not unit.answerable:
-            continue
-        if len({u for u, _ in out}) == MAX_UNITS_PER_CHUNK:
-            break
+    for i, unit in [(i, u) for i, u in enumerate(units) if u.answerable][:MAX_UNITS_PER_CHUNK]:
         out.append((unit, unit.display))
         lead = _lead_in(units, i)
         if lead:

@@ -339,7 +339,8 @@ def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, hom
 
 
 def embed_units(chunks: list[dict], embedder, home: Path, progress=None) -> tuple[list[list[int]], np.ndarray]:
-    """Embed the answer units (sentences, list items, table rows) of every chunk through the embedding cache.
+    """Embed the answer units (sentences, list items, table rows) of every chunk through the embedding cache; a
+    list item under a lead-in twice, alone and after it (`knowledge.sentences.embedding_inputs`).
 
     Unchanged units cost nothing on a later sync (cached by content hash); a unit shared by two overlapping
     chunks is embedded once. ``progress(done, total)`` as for chunks.
