@@ -447,8 +447,7 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
         if extra is not None and sum(len(c.unit.display) for c in chosen) <= DIRECT_ANSWER_CHARS:
             chosen.append(extra)
             said |= extra.words
-    best = direct[0]
-    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+    return sorted(chosen, key=lambda c: (c.passage, c.position))
 
 
 def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections: frozenset[str]) -> list[_Candidate]:
@@ -551,7 +550,9 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
     as room allows; when the question asks what to do (``"action"`` in ``sections``, `asked_sections`), a best
     unit that is an instruction brings the instructions after it in its section before any other unit, and no
-    unit joins from a section of a kind not asked for. In reading order within a passage."""
+    unit joins from a section of a kind not asked for. In the passages' order (the strongest first, as they are
+    cited) and in reading order within each: "How much does the Team plan cost per user?" starts with the price
+    page's "$18 per user per month", not with the promotion's "$13.50 … instead of $18" that scored 0.003 more."""
     if not ranked:
         return []
     best = ranked[0]
@@ -576,7 +577,7 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
                    and c not in chosen]
     if best.unit.display.rstrip().endswith(":"):  # a lead-in: its list's first items, as room allows
         _add_followers(chosen, ranked, steps=False)
-    return sorted(chosen, key=lambda c: (c.passage != best.passage, c.passage, c.position))
+    return sorted(chosen, key=lambda c: (c.passage, c.position))
 
 
 def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], *, steps: bool) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
+import regex
 
 from config import AnswerConfig, CalibrationConfig
 from knowledge.answering import compose_answer, evidence_quote, is_pointer, tidy
@@ -558,3 +559,13 @@ def test_a_list_item_as_long_as_a_paragraph_is_cut_to_the_sentences_that_answer(
     item = answer.direct_answer.splitlines()[-1]
     assert "consider it compromised and revoke or change the credentials immediately. Do not delete the commit" in item
     assert item.startswith("• … In the event that") and len(item) < 330, item
+
+
+def test_the_direct_answer_follows_the_order_of_its_cited_passages(sample_kb):
+    # the promotion's "$13.50 … instead of $18" scores a hair above the price page's line, but the price page is
+    # the stronger source ([1]): the README's first question starts with the list price
+    answer = sample_kb.ask("How much does the Team plan cost per user?")
+
+    assert answer.direct_answer.startswith("• $18 per user per month, billed annually"), answer.direct_answer
+    numbers = [int(n) for n in regex.findall(r"\[(\d+)\]", answer.direct_answer)]
+    assert numbers == sorted(numbers)
