@@ -444,7 +444,7 @@ def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts
         if key in _CONTACT_WORDS:  # "who do I email?": the unit that gives an address, not "if email is down"
             options.sort(key=lambda c: not _CONTACT.search(c.unit.display))
         extra = options[0] if options else None
-        if extra is not None and sum(len(c.unit.display) for c in chosen) <= DIRECT_ANSWER_CHARS:
+        if extra is not None and _size(chosen) <= DIRECT_ANSWER_CHARS:
             chosen.append(extra)
             said |= extra.words
     return sorted(chosen, key=lambda c: (c.passage, c.position))
@@ -466,7 +466,7 @@ def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections:
         if options and not any(c.kind == kind for c in chosen):
             chosen.append(options[0])
     for c in direct[1:]:  # the rest of the direct answer, as room allows
-        if c not in chosen and sum(len(x.unit.display) for x in chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
+        if c not in chosen and _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
             chosen.append(c)
     return chosen  # `_cite` puts them in the page's order
 
@@ -498,8 +498,7 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
                     break
                 if item in out:  # already chosen: the next one goes after it, in the list's order
                     at = out.index(item) + 1
-                elif sum(len(x.unit.display) for x in out) + len(item.unit.display) \
-                        <= DIRECT_ANSWER_CHARS + LIST_ROOM:
+                elif _size(out) + len(item.unit.display) <= DIRECT_ANSWER_CHARS + LIST_ROOM:
                     out.insert(at, item)
                     at += 1
     return out
@@ -525,8 +524,7 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
     if len(lead.unit.display) + sum(len(units[p].display) for p in items) > DIRECT_ANSWER_CHARS + LIST_ROOM:
         return
     at = {(x.passage, x.position): x for x in out}
-    listed = [lead] + [at.get((lead.passage, p)) or replace(lead, position=p, unit=units[p], pointer=False,
-                                                           replaces=False) for p in items]
+    listed = [lead] + [at.get((lead.passage, p)) or _placed(lead, p, units) for p in items]
     rest = [x for x in out if x not in listed]
     kept = [x for x in rest if x.passage == lead.passage and x.position < lead.position]
     for x in rest:
@@ -540,8 +538,14 @@ def _lead_heading(item: _Candidate, position: int, units: list[Unit]) -> _Candid
     """The heading at ``position`` right above list ``item``'s list, as a unit of the direct answer, or None
     when the list is under none there."""
     if 0 <= position < len(units) and units[position].kind == HEADING:
-        return replace(item, position=position, unit=units[position], pointer=False, replaces=False)
+        return _placed(item, position, units)
     return None
+
+
+def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
+    """Unit ``units[position]`` of ``near``'s passage as a unit of the direct answer, though it was not ranked
+    (a heading, an item too short to answer): scored and placed as ``near``."""
+    return replace(near, position=position, unit=units[position], pointer=False, replaces=False)
 
 
 def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozenset()) -> list[_Candidate]:
