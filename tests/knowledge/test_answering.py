@@ -383,6 +383,25 @@ def test_the_direct_answer_answers_both_parts_of_a_two_part_question(tmp_path, s
     assert "80 hour" in answer.direct_answer  # the cap, which the expiry sentences alone left out
 
 
+@needs_shared
+def test_a_part_asked_in_other_words_is_answered_by_the_unit_holding_the_words_the_page_uses(
+        tmp_path, sample_settings, embedder):
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    runbook = CORPUS / "prometheus-runbooks" / "runbooks" / "etcd" / "etcdBackendQuotaLowSpace.md"
+    folder = copy_pages(tmp_path / "docs", {"etcdBackendQuotaLowSpace.md": runbook})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("etcdBackendQuotaLowSpace alert — what does it mean and how do i buy some time")
+
+    assert "exceeds 95% of the maximum DB quota" in answer.direct_answer  # what it means
+    assert "defrag to gain some time" in answer.direct_answer  # no page says "buy": "time" picks the unit
+
+
 RESIZE_STEPS = """If volume resizing is available, it's easiest to increase the capacity of the volume.
 
 To resize the volume run:
