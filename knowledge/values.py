@@ -49,9 +49,9 @@ _WORD_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 
                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
                  "forty-five": 45, "fifty": 50, "sixty": 60, "ninety": 90}
 #: Words before a value that make it a lower or upper bound.
-_MIN_WORDS = ("at least", "minimum of", "minimum", "more than", "over", "no less than", "longer than")
+_MIN_WORDS = ("at least", "minimum of", "minimum", "more than", "over", "above", "no less than", "longer than")
 _MAX_WORDS = ("up to", "at most", "maximum of", "maximum", "max", "less than", "no more than", "within",
-              "under", "fewer than", "no later than", "shorter than")
+              "under", "below", "fewer than", "no later than", "shorter than")
 _MIN_AFTER = ("or more", "or longer", "or later", "minimum", "+")
 _MAX_AFTER = ("or less", "or fewer", "or shorter", "or sooner", "maximum", "max")
 #: Words too common to tell two values' subjects apart.
@@ -125,6 +125,16 @@ class Value:
     def same_amount(self, other: Value) -> bool:
         """True when both state the same amount (ranges must match exactly), within 0.5 % for rounding."""
         return all(abs(a - b) <= 0.005 * max(abs(a), abs(b), 1e-9) for a, b in zip(self.magnitude, other.magnitude))
+
+    def admits(self, other: Value) -> bool:
+        """True when this value is a bound that ``other``, an exact amount of the same unit, lies within: the
+        rule applies to that amount. "less than 72 hours" (max) admits "2 days"; "more than $2,500" (min)
+        admits "$3k"; "longer than 120 days" does not admit "2 months". Inclusive at the bound: whether "less
+        than" excludes it is left to the sentence, which is shown."""
+        if not self.bound or other.bound or self.unit != other.unit or other.magnitude[0] != other.magnitude[1]:
+            return False
+        amount = other.magnitude[0]
+        return amount <= self.magnitude[1] if self.bound == "max" else amount >= self.magnitude[0]
 
     def conflicts_with(self, other: Value) -> bool:
         """True when both are comparable (same unit, compatible bounds) and state different amounts.

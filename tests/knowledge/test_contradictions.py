@@ -65,6 +65,20 @@ def test_conflicts_need_the_same_unit_compatible_bounds_and_an_amount_outside_a_
     assert low.conflicts_with(high) is False
 
 
+def test_a_bound_admits_an_exact_amount_of_its_unit_on_its_side():
+    (two_days,), (two_months,), (three_k,) = (extract_values(t) for t in (
+        "flight is in 2 days", "working from there for ~2 months", "a conference of like $3k"))
+    (soon,), (short,), (long,), (costly,) = (extract_values(t) for t in (
+        "your estimated departure is less than 72 hours away", "relocating for 120 days or less",
+        "relocate for longer than 120 days", "Conference events that costs more than $2,500"))
+    assert soon.admits(two_days) and not soon.admits(two_months)
+    assert short.admits(two_months) and not long.admits(two_months)
+    assert costly.admits(three_k) and not costly.admits(two_days)  # another unit
+    assert not two_days.admits(soon)  # an exact amount is no rule
+    assert _values("Below 95.0%, above 2 GB") == [("percent", "95.0%", (95.0, 95.0), "max"),
+                                                 ("size", "2 GB", (2e9, 2e9), "min")]
+
+
 def test_changed_values_tells_an_update_from_a_reworded_copy():
     disk = (SAMPLE_KB / "runbooks" / "disk-full.md").read_text(encoding="utf-8")
     copy = (SAMPLE_KB / "runbooks" / "disk-full-copy.md").read_text(encoding="utf-8")
