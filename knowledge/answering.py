@@ -27,6 +27,7 @@ from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, sentences_of, split_units
 from knowledge.tokenize import question_stems, question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
+from knowledge.values import Value, extract_values
 
 REFUSAL_TEXT = "I couldn't find this in the knowledge base."
 LOW_CONFIDENCE_NOTE = "Low confidence: this is the closest passage I found; please check the source."
@@ -72,6 +73,17 @@ OTHER_SECTION_PENALTY = 0.2
 #: voucher page's "Finally, don't forget to stamp and submit …". Small: on the dev and near-topic questions it
 #: moved 3 direct answers to the sentence holding the fact asked for (0.08 also moved some off it).
 KEY_WORD_BONUS = 0.04
+#: Bonus for a unit stating a rule whose bound the question's own amount meets (`Value.admits`): "flight is in 2
+#: days, no travel card yet" → "If … your estimated departure is less than 72 hours away, call AdTrav"; "a
+#: conference of like $3k" → "Conference events that cost more than $2,500". The small model does not compare
+#: amounts; the rule that applies to the asker's case is the answer. On the dev and near-topic questions 0.15
+#: moved two answers to that rule (the conference lead time; the SLA credit row for 98.7 %), 0.25 a third (the
+#: AdTrav rule, which scored 0.04 below a booking step), and 0.4 no more.
+CONDITION_BONUS = 0.25
+#: Low-confidence passages within this much of the best one's score tie: the one whose unit answers best is
+#: quoted (`_closest`). Calibrated scores a few hundredths apart do not tell which passage answers ("flight is
+#: in 2 days, no travel card": the flight-booking steps at 0.447, the AdTrav rule at 0.423).
+LOW_TIE = 0.03
 #: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(
@@ -186,7 +198,9 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
     low_confidence = False
     if not chosen and low:
-        chosen, low_confidence = [replace(low[0], confidence=CONFIDENCE_LOW)], True
+        closest = _closest(question, [p for p in low if p.score >= low[0].score - LOW_TIE][:cfg.max_passages],
+                           term_weights)
+        chosen, low_confidence = [replace(closest, confidence=CONFIDENCE_LOW)], True
     answer = Answer(
         answer_id=uuid.uuid4().hex,
         question=question,
@@ -211,6 +225,24 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         if kind and not any(states_value(shown, kind) for shown in (answer.direct_answer, *answer.quotes)):
             return _refuse_missing_value(answer, kind, chosen[0].title)
     return answer
+
+
+def _closest(question: str, tied: list[Passage], term_weights: dict[str, float] | None) -> Passage:
+    """Of low-confidence passages whose scores tie (within `LOW_TIE`, best first), the one holding the unit
+    that best answers ``question`` (`_rank_units`, each page as strong as the others): the one passage a
+    low-confidence answer quotes."""
+    if len(tied) == 1:
+        return tied[0]
+    weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
+    ranked = _rank_units(tied, [split_units(p.text) for p in tied], weights, [1.0] * len(tied),
+                         asks_amount=bool(_ASKS_AMOUNT.search(question)), sections=asked_sections(question),
+                         replacing=replacement_terms(question), amounts=_amounts(question))
+    return tied[ranked[0].passage] if ranked else tied[0]
+
+
+def _amounts(question: str) -> list[Value]:
+    """The amounts ``question`` states as its own case ("flight is in 2 days"), not bounds it asks about."""
+    return [v for v in extract_values(question) if not v.bound]
 
 
 def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
@@ -270,7 +302,8 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     units = [split_units(p.text) for p in passages]
     sections = asked_sections(answer.question)
     ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         sections=sections, replacing=replacement_terms(answer.question))
+                         sections=sections, replacing=replacement_terms(answer.question),
+                         amounts=_amounts(answer.question))
     direct = _direct_units(ranked, sections=sections)
     if direct:
         best = passages[direct[0].passage]
@@ -310,7 +343,8 @@ def plain_text(answer: Answer) -> str:
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
                 relative: list[float], *, asks_amount: bool, sections: frozenset[str] = frozenset(),
-                replacing: frozenset[str] | set[str] = frozenset()) -> list[_Candidate]:
+                replacing: frozenset[str] | set[str] = frozenset(),
+                amounts: list[Value] | None = None) -> list[_Candidate]:
     """Every answerable unit of the passages, best first.
 
     A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
@@ -319,7 +353,8 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
     passage's combined evidence falls short of the best passage's, + `FIRST_PASSAGE_BONUS` in the best
     passage: a sentence of a weaker passage must be clearly better to answer; − `POINTER_PENALTY` for a unit
     that only points elsewhere (`is_pointer`); + `KEY_WORD_BONUS` when the unit itself holds the question's
-    most specific word; + `_section_fit` when the question asks for a kind of section (``sections``). Units
+    most specific word; + `_section_fit` when the question asks for a kind of section (``sections``);
+    + `CONDITION_BONUS` when it states a rule whose bound one of the question's own ``amounts`` meets. Units
     that say what replaces an identifier the question names (``replacing``) come first whatever their score.
     Coverage counts the passage's title and headings as part of each unit: they say what a table row is
     about; a unit after a heading inside the passage is about that heading, not the passage's last one.
@@ -351,6 +386,8 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                 score += VALUE_BONUS
             if sections:
                 score += _section_fit(unit.display, kind, sections)
+            if amounts and _applies(unit.display, amounts):
+                score += CONDITION_BONUS
             replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
             pointer = is_pointer(p.text[unit.start:unit.end])
             if pointer:
@@ -358,6 +395,18 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
             out.append(_Candidate(i, position, unit, score, pointer, section, words, kind, replaces))
     # a unit that says what replaces the named identifier is an exact match: it answers before any similarity
     return sorted(out, key=lambda c: (not c.replaces, -c.score, c.passage, c.position))
+
+
+def _applies(text: str, amounts: list[Value]) -> bool:
+    """Whether ``text`` states a rule for one of ``amounts`` (the question's own amounts): it bounds that
+    amount's unit, and every such bound admits it (`Value.admits`): "Below 99.0% but at least 95.0%" applies to
+    98.7 % only because both bounds admit it."""
+    values = extract_values(text)
+    for amount in amounts:
+        rules = [v for v in values if v.bound and v.unit == amount.unit]
+        if rules and all(rule.admits(amount) for rule in rules):
+            return True
+    return False
 
 
 def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
@@ -480,22 +529,23 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
                 weights: dict[str, float]) -> list[_Candidate]:
     """``direct`` where a list item comes with the sentence or heading that introduces its list ("Check why HPA
     was unable to scale:" before "max replicas too low"; the heading "You do not need PRA clearance if:" before
-    "You are conducting research with 9 or fewer participants"), and such a sentence with the first items of
+    "You are conducting research with 9 or fewer participants"; the outer item "Three to five weeks in advance
+    for:" before its nested "Conference events that costs more than $2,500"), and such a sentence with the first items of
     its list (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads
     alone. ``units``: each passage's units, as ranked."""
     by_place = {(c.passage, c.position): c for c in ranked}
     out = list(direct)
     for c in direct:
         if c.unit.kind == ITEM:
-            position = c.position - 1
-            while position >= 0 and units[c.passage][position].kind == ITEM:  # short items are not ranked
-                position -= 1
-            lead = by_place.get((c.passage, position)) or _lead_heading(c, position, units[c.passage])
-            if (lead is not None and lead.unit.display.rstrip().endswith(":")
+            position, own = c.position - 1, units[c.passage]
+            while position >= 0 and own[position].kind == ITEM and not _leads_in(own[position]):
+                position -= 1  # short items are not ranked; an item ending with ":" leads a nested list
+            lead = by_place.get((c.passage, position)) or _unranked_lead_in(c, position, own)
+            if (lead is not None and _leads_in(lead.unit)
                     and all((x.passage, x.position) != (lead.passage, lead.position) for x in out)):
                 out.insert(out.index(c), lead)
                 _whole_list(out, lead, units[c.passage], weights)
-        elif c.unit.display.rstrip().endswith(":"):
+        elif _leads_in(c.unit):
             at = out.index(c) + 1
             items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
             for item in items:
@@ -539,12 +589,17 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
     out[:] = before + listed + [x for x in kept if x not in before]
 
 
-def _lead_heading(item: _Candidate, position: int, units: list[Unit]) -> _Candidate | None:
-    """The heading at ``position`` right above list ``item``'s list, as a unit of the direct answer, or None
-    when the list is under none there."""
-    if 0 <= position < len(units) and units[position].kind == HEADING:
+def _unranked_lead_in(item: _Candidate, position: int, units: list[Unit]) -> _Candidate | None:
+    """The heading, or the item of an outer list ending with ":", at ``position`` right above list ``item``'s
+    list, as a unit of the direct answer (it may be too short to be ranked); None when there is neither."""
+    if 0 <= position < len(units) and (units[position].kind == HEADING or _leads_in(units[position])):
         return _placed(item, position, units)
     return None
+
+
+def _leads_in(unit: Unit) -> bool:
+    """Whether ``unit`` introduces what follows it ("Three to five weeks in advance for:")."""
+    return unit.display.rstrip().endswith(":")
 
 
 def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
@@ -584,7 +639,7 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
         chosen += [c for c in ranked if c.passage == best.passage and c.position == best.position - 1
                    and c not in chosen]
-    if best.unit.display.rstrip().endswith(":"):  # a lead-in: its list's first items, as room allows
+    if _leads_in(best.unit):  # a lead-in: its list's first items, as room allows
         _add_followers(chosen, ranked, steps=False)
     return sorted(chosen, key=lambda c: (c.passage, c.position))
 

@@ -402,6 +402,60 @@ def test_a_part_asked_in_other_words_is_answered_by_the_unit_holding_the_words_t
     assert "defrag to gain some time" in answer.direct_answer  # no page says "buy": "time" picks the unit
 
 
+def test_the_rule_whose_bound_the_questions_own_amount_meets_answers():
+    from knowledge.answering import _applies, _amounts
+
+    (uptime,) = _amounts("what credit do customers get if Pro uptime was 98.7% last month?")
+    assert _applies("Monthly uptime: Below 99.0% but at least 95.0% · Credit: 25%", [uptime])
+    assert not _applies("Monthly uptime: Below 95.0% · Credit: 50%", [uptime])
+    assert not _applies("Monthly uptime: Below target but at least 99.0% · Credit: 10%", [uptime])
+    assert not _applies("Credit: 25%", [uptime])  # states no bound: no rule for the amount
+    assert _amounts("is there a cap of up to 80 hours?") == []  # a bound asked about is not the asker's case
+
+
+@needs_shared
+def test_a_nested_list_item_comes_with_the_outer_item_that_leads_in_and_the_rule_for_the_asked_amount(
+        tmp_path, sample_settings, embedder):
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    page = HANDBOOK / "training-and-development" / "conferences-events-training.md"
+    folder = copy_pages(tmp_path / "docs", {"conferences-events-training.md": page})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("how far ahead do i need to submit a conference request if its like $3k incl travel")
+
+    assert "Three to five weeks in advance for:" in answer.direct_answer  # the outer item leading the rule in
+    assert "Conference events that costs more than $2,500" in answer.direct_answer
+    assert "less than $2500" not in answer.direct_answer  # the rule for cheaper conferences
+
+
+BOOK_FLIGHT = """1. Review and Reserve Flight: Review your flight itinerary, passenger information and fare.
+2. Click Reserve Flight and Continue.
+
+Before doing so, please ensure that your travel card is saved in your Concur profile."""
+BOOK_BY_PHONE = """Any reservations made in Concur will be held until approvals are secured.
+
+**Note:** _If you don't have your GSA travel card yet OR your estimated departure is less than 72 hours away,
+call AdTrav at (877) 472-6716 to make your reservations, then head into Concur an hour later._"""
+
+
+def test_a_low_confidence_answer_quotes_the_tied_passage_whose_sentence_answers():
+    steps = _passage(BOOK_FLIGHT, "handbook:travel-guide-faq.md", 0.447, "Travel guide FAQ")
+    phone = _passage(BOOK_BY_PHONE, "handbook:travel-guide-2-book-travel.md", 0.423, "Book travel")
+    question = "flight is in 2 days and i still dont have my travel card, how do i book"
+
+    answer = compose_answer(question, [steps, phone], AnswerConfig(calibration=None))
+
+    assert answer.low_confidence and [c.doc_id for c in answer.citations] == [phone.doc_id]
+    assert "less than 72 hours away, call AdTrav at (877) 472-6716" in answer.direct_answer
+    far_apart = compose_answer(question, [steps, replace(phone, score=0.40)], AnswerConfig(calibration=None))
+    assert [c.doc_id for c in far_apart.citations] == [steps.doc_id]  # not tied: the best score decides
+
+
 RESIZE_STEPS = """If volume resizing is available, it's easiest to increase the capacity of the volume.
 
 To resize the volume run:
