@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 import regex
 
+from knowledge.answering import repeats_direct_answer
 from knowledge.types import Answer
 
 SECTION_LIMIT = 3000
@@ -178,8 +179,9 @@ def answer_blocks(answer: Answer) -> list[dict]:
                                    "every sentence was checked against its source."))
     by_number = {c.number: c for c in answer.citations}
     for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
-        quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
-        blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
+        if not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
+            quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
+            blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
         blocks.append(_context(_citation_line(by_number[number], heading=heading)))

@@ -125,6 +125,8 @@ _HTML_TAG = regex.compile(
 _CODE_SPAN_PATTERN = r"(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks)"
 _CODE_SPAN = regex.compile(_CODE_SPAN_PATTERN, regex.S)
 #: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
+_MARKDOWN_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_CITATION_MARK = regex.compile(r"\[\d+\]")
 _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
@@ -334,11 +336,25 @@ def plain_text(answer: Answer) -> str:
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
-    shown = " ".join(answer.direct_answer.split())
     # a quote that is no more than the direct answer would say the same thing twice, one line apart
     parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers)
-              if q and " ".join(f"{q} [{n}]".split()) not in shown]
+              if q and not repeats_direct_answer(q, answer.direct_answer)]
     return "\n\n".join(parts)
+
+
+def repeats_direct_answer(quote: str, direct_answer: str) -> bool:
+    """Whether ``quote`` (a passage's text as written, Markdown and all) says no more than ``direct_answer``:
+    its words, without markup, link targets or citation marks, appear in that order in the direct answer.
+    ("**Note:** _If you don't have your GSA travel card yet …_" is the direct answer "Note: If you don't have
+    your GSA travel card yet … [1]".) Such a quote is not shown again."""
+    said = " ".join(_plain_words(direct_answer))
+    return bool(said) and f" {' '.join(_plain_words(quote))} " in f" {said} "
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of ``text`` as a reader sees them: link labels without their targets, no citation marks."""
+    text = _CITATION_MARK.sub(" ", _MARKDOWN_LINK.sub(r"\1", tidy(text)))
+    return regex.findall(r"[\p{L}\p{N}]+", text.lower())
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],

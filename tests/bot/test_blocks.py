@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import unicodedata
 from datetime import datetime, timedelta, timezone
@@ -154,6 +156,19 @@ def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
     assert parse_vote_value(buttons["negative_button"]["value"]) == ("down", "a" * 32)
     (report,) = blocks[3]["elements"]
     assert (report["action_id"], report["value"]) == (REPORT_WRONG_ACTION, "a" * 32)
+
+
+def test_a_quote_that_says_no_more_than_the_direct_answer_leaves_only_its_source_line() -> None:
+    quote = "**Note:** _If you have no travel card yet, call AdTrav at (877) 472-6716, then [head into Concur](https://travel.gsa.gov)._"
+    answer = replace(make_answer([quote, "Receipts are required for lodging."]),
+                     direct_answer="Note: If you have no travel card yet, call AdTrav at (877) 472-6716, then head into Concur. [1]")
+
+    blocks = answer_blocks(answer)
+
+    assert [b["type"] for b in blocks][:4] == ["section", "context", "section", "context"]
+    assert blocks[0]["text"]["text"].startswith("Note: If you have no travel card yet")  # the direct answer
+    assert blocks[1]["elements"][0]["text"].startswith("[1] <https://wiki.example/api/rate-limits.md|")
+    assert blocks[2]["text"]["text"].startswith("> Receipts are required")  # a quote that adds something stays
 
 
 def test_citation_age_wording() -> None:
