@@ -3,8 +3,9 @@
 `extract_values` finds each value with what a contradiction check needs to compare it with another: its
 kind and comparable unit, its magnitude in base units, a bound ("at least" / "up to"), the content words
 around it, and the sentence it sits in with every value masked (so "times out after 30 seconds" and
-"times out after 60 seconds" become the same statement). English only: Korean and Japanese units are
-not recognised (their dates, 2026年4月22日, would read as durations).
+"times out after 60 seconds" become the same statement). Korean and Japanese durations and business days
+are read too ("30일 이내", "24時間", "10초 미만", "3~5営業日"); dates (4월 22일, 2026年4月22日) are not
+amounts, and neither are their prices, counts or rates.
 
 Example::
 
@@ -57,6 +58,36 @@ _MAX_AFTER = ("or less", "or fewer", "or shorter", "or sooner", "maximum", "max"
 #: Words too common to tell two values' subjects apart.
 _CONTEXT_STOP = frozenset({"you", "your", "we", "our", "do", "doe", "has", "have", "are", "is", "was", "can",
                            "will", "may", "need", "must", "should", "which", "what", "there", "also"})
+
+#: Korean and Japanese units right after a number ("30일", "24 時間", "3개월", "5営業日"): (kind, factor).
+CJK_UNITS: dict[str, tuple[str, float]] = {
+    **dict.fromkeys(("초", "秒"), ("duration", 1.0)),
+    **dict.fromkeys(("분", "分", "分間"), ("duration", 60.0)),
+    **dict.fromkeys(("시간", "時間"), ("duration", 3600.0)),
+    **dict.fromkeys(("일", "日", "日間"), ("duration", _DAY)),
+    **dict.fromkeys(("주", "주일", "週", "週間"), ("duration", 7 * _DAY)),
+    **dict.fromkeys(("개월", "달", "か月", "ヶ月", "カ月", "ヵ月", "ケ月"), ("duration", 30.44 * _DAY)),
+    **dict.fromkeys(("년", "年", "年間"), ("duration", 365.25 * _DAY)),
+    **dict.fromkeys(("영업일", "営業日"), ("business_days", 1.0)),
+    **{u: ("size", f) for u, f in (("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("KiB", 2.0**10),
+                                    ("MiB", 2.0**20), ("GiB", 2.0**30), ("TiB", 2.0**40))},
+}
+#: Words after a Korean or Japanese amount (a particle may come between: "30일이 지나면", "100MBを超える")
+#: that make it an upper or a lower bound: 이내/以内 "within", 미만/未満 "less than", 이상/以上 "or more",
+#: 초과/超 "over", 지나면/過ぎると "once … have passed", 째부터 "from the …th".
+_CJK_MAX_AFTER = ("이내", "이하", "미만", "까지", "안에", "以内", "以下", "未満", "まで")
+_CJK_MIN_AFTER = ("이상", "초과", "넘으면", "넘는", "넘게", "지나면", "째부터", "부터", "이후", "以上", "超", "過ぎ",
+                  "経過", "以降")
+_CJK_MAX_BEFORE = ("최대", "最大", "最長")
+_CJK_MIN_BEFORE = ("최소", "最低", "少なくとも")
+_CJK_VALUE = regex.compile(
+    r"(?<![\d.,:/])(?P<lo>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*[~〜～\-–]\s*(?P<hi>\d+(?:\.\d+)?))?\s?"
+    r"(?P<unit>" + "|".join(regex.escape(u) for u in sorted(CJK_UNITS, key=len, reverse=True)) + r")"
+    r"(?![기년本末])"  # not 1분기 (a quarter), 1주년 (an anniversary), 日本, 週末; 30日以内 and 2일차 are
+)
+_CJK_PARTICLE = regex.compile(r"^(?:이|가|을|를|은|는|が|を|は|の)\s*")
+#: A day or year that is part of a date: "4월 22일", "12月29日", "2026년", "2026年".
+_CJK_DATE_BEFORE = regex.compile(r"(?:\d\s*[월月]|매월|毎月)\s*$")
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")"
 _UNIT_WORDS = sorted((u for u in UNITS if u != "%"), key=len, reverse=True)
@@ -223,15 +254,19 @@ def extract_values(text: str) -> list[Value]:
     values = []
     for sentence, row in sentences(clean_text(text)):
         matches = [m for m in _VALUE.finditer(sentence) if _plausible(m, sentence)]
-        if not matches:
+        taken = [(m.start(), m.end()) for m in matches]
+        cjk = [m for m in _CJK_VALUE.finditer(sentence) if _cjk_plausible(m, sentence)
+               and not any(a < m.end() and m.start() < b for a, b in taken)]
+        if not matches and not cjk:
             continue
-        statement = _mask(sentence, matches)
+        statement = _mask(sentence, matches, cjk)
         edges = [0] + [m.end() + _per_phrases(sentence[m.end():])[1] for m in matches]
         ends = [m.start() for m in matches[1:]] + [len(sentence)]
-        for position, (m, left, right) in enumerate(zip(matches, edges, ends)):
-            value = _value(m, sentence, statement, left, right, row)
-            if value is not None:
-                values.append(dataclasses.replace(value, position=position))
+        found = [(m.start(), _value(m, sentence, statement, left, right, row))
+                 for m, left, right in zip(matches, edges, ends)]
+        found += [(m.start(), _cjk_value(m, sentence, statement, row)) for m in cjk]
+        ordered = [value for _, value in sorted(found, key=lambda f: f[0]) if value is not None]
+        values += [dataclasses.replace(value, position=position) for position, value in enumerate(ordered)]
     return values
 
 
@@ -246,6 +281,32 @@ def _plausible(m: regex.Match, sentence: str) -> bool:
         if unit == "s" and 1900 <= _number(lo) <= 2099:
             return False
     return True
+
+
+def _cjk_plausible(m: regex.Match, sentence: str) -> bool:
+    """Reject Korean and Japanese readings that are dates, not amounts: a day after a month ("4월 22일",
+    "12月29日", "매월 1일") and a year from 1900 on ("2026년")."""
+    if _CJK_DATE_BEFORE.search(sentence[: m.start()]):
+        return False
+    return not (CJK_UNITS[m.group("unit")][1] == 365.25 * _DAY and 1900 <= _number(m.group("lo")) <= 2099)
+
+
+def _cjk_value(m: regex.Match, sentence: str, statement: str, row: str) -> Value:
+    """The Korean or Japanese amount ``m`` (`_CJK_VALUE`) as a Value; its bound comes from the words right
+    after it (`_CJK_MAX_AFTER`, `_CJK_MIN_AFTER`, past a particle) or right before it (최대, 最低)."""
+    kind, factor = CJK_UNITS[m.group("unit")]
+    before = sentence[: m.start()].rstrip(" *")
+    if kind == "duration" and factor == _DAY and before.endswith(("영업일 기준", "営業日で")):
+        kind, factor = "business_days", 1.0  # "영업일 기준 7일": 7 business days
+    lo = _number(m.group("lo"))
+    hi = _number(m.group("hi")) if m.group("hi") else lo
+    after = sentence[m.end():].lstrip(" *")
+    afters = (after, _CJK_PARTICLE.sub("", after, count=1))  # "30일 이내" and "30일이 지나면"
+    bound = ("max" if any(a.startswith(_CJK_MAX_AFTER) for a in afters) or before.endswith(_CJK_MAX_BEFORE)
+             else "min" if any(a.startswith(_CJK_MIN_AFTER) for a in afters) or before.endswith(_CJK_MIN_BEFORE)
+             else "")
+    return Value(kind=kind, unit=kind, magnitude=(lo * factor, hi * factor), text=m.group(0).strip(), bound=bound,
+                 context=_context(sentence, m.start(), m.end()), sentence=sentence, statement=statement, row=row)
 
 
 def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int, row: str) -> Value | None:
@@ -329,14 +390,18 @@ def _context(sentence: str, start: int, end: int) -> tuple[str, ...]:
     return tuple(before[-CONTEXT_BEFORE:] + after[:CONTEXT_AFTER])
 
 
-def _mask(sentence: str, matches: list[regex.Match]) -> str:
-    out, last = [], 0
+def _mask(sentence: str, matches: list[regex.Match], cjk: list[regex.Match] = ()) -> str:
+    """``sentence`` with each value (``matches`` of `_VALUE`, ``cjk`` of `_CJK_VALUE`) replaced by "N" and its
+    unit as written ("N seconds", "N%", "$N", "N일")."""
+    spans = []
     for m in matches:
         unit = m.group("unit") or m.group("count") or m.group("rate") or m.group("rshort") or ""
         label = "$N" if m.group("money") else "version N" if m.group("version") else f"N {unit}".strip()
-        if m.group("pct"):
-            label = "N%"
-        out += [sentence[last: m.start()], label]
-        last = m.end()
+        spans.append((m.start(), m.end(), "N%" if m.group("pct") else label))
+    spans += [(m.start(), m.end(), "N" + m.group("unit")) for m in cjk]
+    out, last = [], 0
+    for start, end, label in sorted(spans):
+        out += [sentence[last:start], label]
+        last = end
     out.append(sentence[last:])
     return "".join(out)

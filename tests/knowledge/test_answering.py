@@ -120,6 +120,9 @@ def test_keyword_strong_page_ranked_first_is_answered(sample_kb):
     ("what's the API rate limit for Pro customers?", "Requests per minute: 600"),
     ("How long is the build timeout on the Pro plan?", "45 minutes"),
     ("customer keeps getting 429s, how long should their client wait?", "Retry-After"),
+    # the rule whose bounds admit the asker's 20 days, not "결제일로부터 30일이 지나면 환불되지 않으며"
+    ("연간 플랜 결제하고 20일 지났는데 환불 되나요?", "15일째부터 30일 이내에 해지하면"),
+    ("what credit do customers get if Pro uptime was 98.7% last month?", "Credit: 25%"),
 ])
 def test_direct_answers_of_sample_questions_hold_the_fact(sample_kb, question, fact):
     answer = sample_kb.ask(question)

@@ -79,6 +79,21 @@ def test_a_bound_admits_an_exact_amount_of_its_unit_on_its_side():
                                                  ("size", "2 GB", (2e9, 2e9), "min")]
 
 
+def test_korean_and_japanese_durations_and_their_bounds_are_values_but_dates_are_not():
+    assert _values("결제일로부터 **14일 이내**에 해지하면 전액 환불됩니다.") == [
+        ("duration", "14일", (14 * 86400.0,) * 2, "max")]
+    assert [v[3] for v in _values("15일째부터 30일 이내에 해지하면")] == ["min", "max"]
+    assert _values("결제일로부터 30일이 지나면 환불되지 않으며") == [("duration", "30일", (30 * 86400.0,) * 2, "min")]
+    assert _values("20일 지났는데 환불 되나요?")[0][3] == ""  # the asker's own case, no rule
+    assert _values("アクセストークンの有効期限は **1時間（3600秒）** です。") == [
+        ("duration", "1時間", (3600.0, 3600.0), ""), ("duration", "3600秒", (3600.0, 3600.0), "")]
+    assert _values("30日以内に解約すると")[0][3] == "max" and _values("遅延が10秒未満なら")[0][3] == "max"
+    assert _values("지연이 **100MB를 초과**하면") == [("size", "100MB", (1e8, 1e8), "min")]
+    assert _values("승인된 환불은 영업일 기준 7일 이내에") == [("business_days", "7일", (7.0, 7.0), "max")]
+    assert _values("추가로 3~5일이 걸릴 수 있습니다.")[0][2] == (3 * 86400.0, 5 * 86400.0)
+    assert _values("年末年始（12月29日〜1月3日）、2026년 4월 22일, 매월 1일, 1분기, 1주년, 日本") == []
+
+
 def test_changed_values_tells_an_update_from_a_reworded_copy():
     disk = (SAMPLE_KB / "runbooks" / "disk-full.md").read_text(encoding="utf-8")
     copy = (SAMPLE_KB / "runbooks" / "disk-full-copy.md").read_text(encoding="utf-8")

@@ -65,7 +65,7 @@ def test_grounded_sentences_pass(sentence: str) -> None:
     ("Webhook delivery times out after 30 seconds [4].", "cites unknown [4]"),
     ("Customers should contact their account manager for a discount on annual billing [1].",
      "overlap"),
-    ("환불은 결제 후 90일 이내에 가능합니다 [4].", "number 90 not in [4]"),
+    ("환불은 결제 후 90일 이내에 가능합니다 [4].", "value 90일 not in [4]"),
 ])
 def test_unsupported_sentences_are_caught(sentence: str, reason: str) -> None:
     passages = {1: LIMITS, 2: DELIVERY, 3: EXCEEDED}
