@@ -124,9 +124,10 @@ _HTML_TAG = regex.compile(
     r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
 _CODE_SPAN_PATTERN = r"(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks)"
 _CODE_SPAN = regex.compile(_CODE_SPAN_PATTERN, regex.S)
-#: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
+#: A Markdown link or image (its label is what a reader sees) and a citation mark ("[2]").
 _MARKDOWN_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _CITATION_MARK = regex.compile(r"\[\d+\]")
+#: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
 _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
@@ -546,9 +547,9 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
     """``direct`` where a list item comes with the sentence or heading that introduces its list ("Check why HPA
     was unable to scale:" before "max replicas too low"; the heading "You do not need PRA clearance if:" before
     "You are conducting research with 9 or fewer participants"; the outer item "Three to five weeks in advance
-    for:" before its nested "Conference events that costs more than $2,500"), and such a sentence with the first items of
-    its list (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`): neither reads
-    alone. ``units``: each passage's units, as ranked."""
+    for:" before its nested "Conference events that costs more than $2,500"), and such a sentence with the
+    first items of its list (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`):
+    neither reads alone. ``units``: each passage's units, as ranked."""
     by_place = {(c.passage, c.position): c for c in ranked}
     out = list(direct)
     for c in direct:

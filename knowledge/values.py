@@ -3,9 +3,9 @@
 `extract_values` finds each value with what a contradiction check needs to compare it with another: its
 kind and comparable unit, its magnitude in base units, a bound ("at least" / "up to"), the content words
 around it, and the sentence it sits in with every value masked (so "times out after 30 seconds" and
-"times out after 60 seconds" become the same statement). Korean and Japanese durations and business days
-are read too ("30일 이내", "24時間", "10초 미만", "3~5営業日"); dates (4월 22일, 2026年4月22日) are not
-amounts, and neither are their prices, counts or rates.
+"times out after 60 seconds" become the same statement). Korean and Japanese durations, business days and
+sizes are read too ("30일 이내", "24時間", "10초 미만", "100MBを超える"); dates (4월 22일, 2026年4月22日)
+are not amounts. Their prices, counts and rates are not read.
 
 Example::
 
@@ -288,7 +288,7 @@ def _cjk_plausible(m: regex.Match, sentence: str) -> bool:
     "12月29日", "매월 1일") and a year from 1900 on ("2026년")."""
     if _CJK_DATE_BEFORE.search(sentence[: m.start()]):
         return False
-    return not (CJK_UNITS[m.group("unit")][1] == 365.25 * _DAY and 1900 <= _number(m.group("lo")) <= 2099)
+    return not (m.group("unit") in ("년", "年", "年間") and 1900 <= _number(m.group("lo")) <= 2099)
 
 
 def _cjk_value(m: regex.Match, sentence: str, statement: str, row: str) -> Value:
