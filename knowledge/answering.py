@@ -24,7 +24,7 @@ from knowledge.answer_type import (
 from knowledge.contradictions import passage_conflicts
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
-from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, sentences_of, split_units
+from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, section_path, sentences_of, split_units
 from knowledge.tokenize import question_stems, question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
@@ -288,6 +288,17 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``;
     ``relative``: each passage's page's combined evidence (its best quoted passage's) as a share of the best
     one's, in (0, 1]."""
+    units = [split_units(p.text) for p in passages]
+    sections = asked_sections(answer.question)
+    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
+                         sections=sections, replacing=replacement_terms(answer.question),
+                         amounts=_amounts(answer.question))
+    best_in: dict[int, int] = {}
+    for c in ranked:
+        best_in.setdefault(c.passage, c.position)
+    # a chunk may hold several short sections: each passage is cited by the section its evidence is in
+    passages = [replace(p, heading_path=section_path(p.heading_path, p.text, units[i], best_in.get(i, 0)))
+                for i, p in enumerate(passages)]
     numbers: dict[str, int] = {}
     for p in passages:
         if p.doc_id not in numbers:
@@ -302,11 +313,6 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
             if p.heading and p.heading not in citation.heading.split("; "):
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
-    units = [split_units(p.text) for p in passages]
-    sections = asked_sections(answer.question)
-    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         sections=sections, replacing=replacement_terms(answer.question),
-                         amounts=_amounts(answer.question))
     direct = _direct_units(ranked, sections=sections)
     if direct:
         best = passages[direct[0].passage]
@@ -317,9 +323,6 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
             page = passages[direct[0].passage].doc_id
             direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
-    best_in = {}
-    for c in ranked:
-        best_in.setdefault(c.passage, c.position)
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
@@ -747,12 +750,16 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) ->
 
     Starts at the evidence (or the sentence before it when room allows), never at a partial unit; list
     items keep a bullet, table rows are shown as ``header: cell · …`` lines, code blocks are kept whole
-    (or left out when they do not fit), headings are left out (the citation names the section).
+    (or left out when they do not fit), headings are left out (the citation names the section), and so is
+    what lies past a heading: another section of the chunk ("Parental leave" below "Carry-over").
     """
     shown = [i for i, u in enumerate(units) if not u.partial and u.kind != HEADING]
     if not shown:
         return ""
     center = min(shown, key=lambda i: (abs(i - center), i))
+    start = max((i for i, u in enumerate(units[:center]) if u.kind == HEADING), default=-1)
+    end = min((i for i, u in enumerate(units) if i > center and u.kind == HEADING), default=len(units))
+    shown = [i for i in shown if start < i < end]
     picked = [center]
     size = len(_render(text, units[center]))
     before, after = [i for i in shown if i < center][::-1], [i for i in shown if i > center]

@@ -157,6 +157,37 @@ def _lead_in(units: list[Unit], i: int) -> str:
     return ""
 
 
+def section_path(heading_path: tuple[str, ...], text: str, units: list[Unit], position: int) -> tuple[str, ...]:
+    """The heading path of the section that holds ``units[position]`` of a chunk (``text``, whose own path is
+    ``heading_path``, root first). The chunker merges a short section into the next one and keeps the short
+    one's path (`knowledge.chunking`), so a chunk may hold several sections: each heading inside it before the
+    unit replaces the path's headings of its level and below ("Paid Time Off › Carry-over", then "## Parental
+    leave" → "Paid Time Off › Parental leave"). The chunk's own headings end at the level of the heading line
+    the text opens with (or take levels 1, 2, … when it opens without one)."""
+    inside = [u for i, u in enumerate(units) if u.kind == HEADING and i <= position]
+    if not inside:
+        return heading_path
+    n = len(heading_path)
+    if units[0].kind == HEADING and n:  # the text opens with the chunk's own last heading: it gives the levels
+        top = _level(text, units[0])
+        path = [(h, top - (n - k)) for k, h in enumerate(heading_path, 1)]
+        inside = inside[1:]
+    else:
+        path = [(h, k) for k, h in enumerate(heading_path, 1)]
+    for unit in inside:
+        level = _level(text, unit)
+        while path and path[-1][1] >= level:
+            path.pop()
+        path.append((unit.display, level))
+    return tuple(h for h, _ in path)
+
+
+def _level(text: str, unit: Unit) -> int:
+    """The level of a heading unit: how many "#" open its line."""
+    line = text[unit.start:unit.end].lstrip()
+    return len(line) - len(line.lstrip("#"))
+
+
 def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
     out, offset = [], 0
     for line in text.split("\n"):

@@ -334,6 +334,38 @@ def test_passages_not_scored_from_the_calibrated_evidence_are_ordered_by_their_s
     assert [c.doc_id for c in answer.citations][:1] == ["runbooks:webhooks.md"]
 
 
+MERGED_SECTIONS = """## Carry-over
+
+You can carry over up to 5 unused days into the next year.
+
+## Parental leave
+
+Birthing parents get 16 weeks of fully paid leave; other parents get 12 weeks.
+
+### Sick leave
+
+Sick leave accrues at 4 hours per pay period."""
+
+
+def test_a_chunk_of_several_short_sections_is_cited_and_quoted_by_the_section_of_its_evidence():
+    from knowledge.sentences import section_path, split_units
+
+    passage = replace(_passage(MERGED_SECTIONS, "docs:pto.md", 0.9, "Paid Time Off"),
+                      heading_path=("Paid Time Off", "Carry-over"))  # the chunker keeps the first section's path
+
+    answer = compose_answer("how long is parental leave for dads", [passage], AnswerConfig(calibration=None))
+
+    assert answer.direct_answer.startswith("Birthing parents get 16 weeks")
+    assert answer.citations[0].heading == "Parental leave" and answer.passages[0].heading == "Parental leave"
+    assert all("carry over" not in q and "Sick leave accrues" not in q for q in answer.quotes)
+    units = split_units(MERGED_SECTIONS)
+    assert section_path(("Paid Time Off", "Carry-over"), MERGED_SECTIONS, units, len(units) - 1) == (
+        "Paid Time Off", "Parental leave", "Sick leave")
+    opens_with_text = MERGED_SECTIONS.split("\n\n", 1)[1]  # no heading line first: levels 1, 2, …
+    units = split_units(opens_with_text)
+    assert section_path(("Paid Time Off", "Carry-over"), opens_with_text, units, 2) == ("Paid Time Off", "Parental leave")
+
+
 def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
     """(18F travel FAQ: "who approves expenses over 500 dollars?" printed its one sentence twice, one line apart.)"""
     from knowledge.answering import plain_text
