@@ -115,8 +115,12 @@ def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level
 @click.option("--no-gate", is_flag=True, help="Switch to the new generation without the gap-query A/B check.")
 @click.option("--no-record", is_flag=True,
               help="Sync the folders PATHS once without recording them: a later plain `ingest` prunes their pages.")
+@click.option("--replace", is_flag=True,
+              help="Sync even when none of the configured sources is in the index, which then loses every page "
+                   "(without it, that stops: the wrong config for this --home, most likely).")
 @click.pass_obj
-def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, no_record: bool) -> None:
+def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, no_record: bool,
+           replace: bool) -> None:
     """Sync the configured sources (or the folders PATHS, each a collection named after it) into the index.
 
     Folders given as PATHS are recorded in HOME/sources.yaml (unless --no-record), so a later plain
@@ -152,7 +156,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
         obj.kb, gap_set.queries, gap_set.gate_tolerance, gap_set.gate_query_tolerance)
     with _progress_bar("embedding chunks") as update:
         try:
-            report = obj.kb.sync(sources=sources, progress=update, before_switch=gate)
+            report = obj.kb.sync(sources=sources, progress=update, before_switch=gate, replace=replace)
         except GateRejected as exc:
             raise click.ClickException(f"{exc}. The previous generation is still live; fix the content or "
                                        "re-run with --no-gate to accept the drop.") from exc

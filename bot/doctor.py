@@ -178,6 +178,7 @@ def _source_checks(settings, home: Path) -> list[Check]:
 def _index_check(settings, home: Path) -> Check:
     from knowledge.errors import KnowledgeError
     from knowledge.index import INDEX_DIR_ENV, load_generation
+    from knowledge.sync import is_foreign
 
     model = settings.embedding.model
     rebuild = f"run `minerva --home {home} ingest`"
@@ -204,6 +205,13 @@ def _index_check(settings, home: Path) -> Check:
         return Check(name, FAIL, f"{index.name}: {problem}", rebuild)
     collections = {d.get("collection") for d in index.documents.values()}
     missing = [s.name for s in settings.sources if s.name not in collections]
+    if is_foreign(index, settings):  # another config's index: syncing it with this config would empty it
+        built = index.manifest.get("config")
+        return Check(name, FAIL, f"{index.name} holds pages of {', '.join(sorted(collections))}"
+                                 f"{f', synced with {built}' if built else ''}; this config's sources "
+                                 f"({', '.join(missing) or 'none'}) are not in it",
+                     "use the config that built this home (--config or MINERVA_CONFIG) or another --home; "
+                     "`minerva ingest` here would stop rather than remove those pages")
     if missing:
         return Check(name, FAIL, f"{index.name}: no page of source(s) {', '.join(missing)}",
                      f"{rebuild} (its report says why a page was skipped)")

@@ -5,6 +5,7 @@ Public names are re-exported here; `bot/` and `jobs/` import from this module on
 
 from knowledge.errors import (
     DocumentInvalid,
+    ForeignIndex,
     GateRejected,
     IndexIncompatible,
     IndexNotBuilt,
@@ -24,6 +25,7 @@ __all__ = [
     "Answer",
     "Citation",
     "DocumentInvalid",
+    "ForeignIndex",
     "GateRejected",
     "IndexIncompatible",
     "IndexNotBuilt",

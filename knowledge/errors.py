@@ -34,6 +34,12 @@ class SourceMissing(KnowledgeError):
     """A configured or given source folder does not exist or is not a folder."""
 
 
+class ForeignIndex(KnowledgeError):
+    """A full sync would remove every page of the live index: none of its collections is a source of the
+    config in use, which usually means the wrong config for this MINERVA_HOME (the bundled sample's, in a
+    shell where MINERVA_CONFIG was not set). ``sync(replace=True)`` (`minerva ingest --replace`) does it anyway."""
+
+
 class IndexNotBuilt(KnowledgeError):
     """No complete index generation exists under MINERVA_HOME. Run `minerva ingest` first."""
 

@@ -129,10 +129,11 @@ class KnowledgeBase:
             load_analyzers()
         return {"index": index.name, "analyzers": cjk}
 
-    def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None) -> SyncReport:
+    def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None,
+             replace: bool = False) -> SyncReport:
         """Incremental sync (see `knowledge.sync.sync`); the next question uses the new generation."""
         return sync(self.settings, self.home, self.embedder, sources=sources, progress=progress,
-                    before_switch=before_switch)
+                    before_switch=before_switch, replace=replace)
 
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None

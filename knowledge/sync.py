@@ -28,8 +28,8 @@ from knowledge.contradictions import changed_values
 from knowledge.crosslingual import crosslingual_model, embed_chunks
 from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
-from knowledge.errors import (DocumentInvalid, DocumentStub, IndexIncompatible, IndexNotBuilt, SourceMissing,
-                              SourceUnreadable)
+from knowledge.errors import (DocumentInvalid, DocumentStub, ForeignIndex, IndexIncompatible, IndexNotBuilt,
+                              SourceMissing, SourceUnreadable)
 from knowledge.sentences import UNITS_VERSION, embedding_inputs, unit_hash
 from knowledge.index import LoadedIndex, load_generation, write_generation
 from knowledge.language import detect_language
@@ -50,6 +50,7 @@ def sync(
     sources: list[SourceConfig] | None = None,
     progress: Callable[[int, int], None] | None = None,
     before_switch: Callable[[Path], None] | None = None,
+    replace: bool = False,
 ) -> SyncReport:
     """Sync sources into a new index generation (or do nothing when nothing changed).
 
@@ -61,6 +62,8 @@ def sync(
             collections no longer configured are pruned too. Given sources leave other collections as they are.
         progress: called as ``progress(embedded_so_far, to_embed)`` while embedding.
         before_switch: passed to `write_generation` (tests inject a crash there).
+        replace: sync every configured source even when none of them is a collection of the live index
+            (which then loses every page); without it that raises ForeignIndex.
 
     Returns:
         What was added, changed, deleted, skipped (with reasons), and how many chunks were embedded.
@@ -69,6 +72,8 @@ def sync(
         SourceMissing: a source given explicitly does not exist (a configured source that is missing is
             listed in ``report.missing`` and its documents are kept, so an unmounted share never empties the
             index; the other sources are still synced).
+        ForeignIndex: a full sync (``sources`` None) whose configured sources share no collection with the
+            live index, without ``replace``: the wrong config for this home, most likely.
     """
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
@@ -77,6 +82,8 @@ def sync(
         previous = _load_previous(home, embedder.name)
         report = SyncReport()
         reconcile_all = sources is None
+        if reconcile_all and previous is not None and not replace:
+            _check_same_sources(previous, settings, home)
         sources = settings.sources if sources is None else sources
         chunker = chunker_signature(settings.chunking)
         documents, new_chunks, removed = {}, {}, set()
@@ -151,7 +158,8 @@ def sync(
             chunks=chunks,
             vectors=vectors,
             retrieval=settings.retrieval,
-            extra_manifest={"chunker": chunker, "commits": commits, "units": UNITS_VERSION},
+            extra_manifest={"chunker": chunker, "commits": commits, "units": UNITS_VERSION,
+                            "config": str(settings.path) if settings.path else None},
             units=units,
             before_switch=before_switch,
             crosslingual=(xl_model, embed_chunks(chunks, xl_model, home, progress)) if xl_model else None,
@@ -528,6 +536,34 @@ def zero_chunk_problems(documents: dict[str, dict], chunks: list[dict]) -> list[
                       f"gate ({', '.join(doc.get('near_duplicate_of') or []) or 'unknown'})")
         problems.append({"doc_id": doc_id, "problem": "no searchable chunks", "reason": reason})
     return problems
+
+
+def is_foreign(index: LoadedIndex, settings: Settings) -> bool:
+    """Whether ``index`` belongs to another config: none of its collections is a source of ``settings``, and
+    another config file (or an unrecorded one) synced it. A full sync with ``settings`` would remove every page
+    (seen: the bundled sample's config run on a team's home, 13 pages deleted). The config that synced it is
+    not foreign even then: its last source was removed (`minerva sources remove`) and the next one is new."""
+    held = {d["collection"] for d in index.documents.values()}
+    built = index.manifest.get("config")
+    same_file = bool(built) and settings.path is not None and built == str(settings.path)
+    return bool(held) and not held & {s.name for s in settings.sources} and not same_file
+
+
+def _check_same_sources(previous: LoadedIndex, settings: Settings, home: Path) -> None:
+    """Raise ForeignIndex when ``previous`` belongs to another config (`is_foreign`), naming both."""
+    if not is_foreign(previous, settings):
+        return
+    held = sorted({d["collection"] for d in previous.documents.values()})
+    configured = sorted(s.name for s in settings.sources)
+    built = previous.manifest.get("config")
+    if not built and (home.resolve().parent / "minerva.yaml").is_file():  # `minerva init` writes it beside var/
+        built = f"{home.resolve().parent / 'minerva.yaml'}, perhaps"
+    raise ForeignIndex(
+        f"the index in {home} holds {len(previous.documents)} pages of {', '.join(held)}"
+        f"{f' (synced with {built})' if built else ''}, and the config in use ({settings.path or 'bundled sample'})"
+        f" has {'sources ' + ', '.join(configured) if configured else 'no source'}: this sync would remove every "
+        f"page. Use the config that built it (--config or MINERVA_CONFIG), another --home, or "
+        f"`minerva ingest --replace` to replace them.")
 
 
 def _load_previous(home: Path, model: str) -> LoadedIndex | None:

@@ -104,6 +104,25 @@ def test_init_then_ingest_then_ask(tmp_path, folders, embedder, monkeypatch):
     assert not answer["refused"] and answer["citations"][0]["doc_id"] == "handbook:2025-02/tools/expenses.md"
 
 
+def test_the_bundled_config_in_a_shell_without_minerva_config_cannot_empty_your_home(
+        tmp_path, folders, embedder, monkeypatch):
+    monkeypatch.setattr("knowledge.service.load_embedder", lambda cfg: embedder)
+    monkeypatch.delenv("MINERVA_CONFIG", raising=False)
+    out = tmp_path / "minerva.yaml"
+    init(*map(str, folders), "--out", str(out))
+    home = str(tmp_path / "var")  # where `init`'s config keeps its data
+    assert CliRunner().invoke(cli, ["--config", str(out), "ingest"]).exit_code == 0
+
+    stranger = CliRunner().invoke(cli, ["--home", home, "ingest"])  # the bundled sample's config
+    doctor = CliRunner().invoke(cli, ["--home", home, "doctor", "--no-slack"])
+
+    assert stranger.exit_code == 1 and "would remove every page" in stranger.output
+    assert f"synced with {out}" in stranger.output  # the generation records the config that built it
+    assert "holds pages of handbook, it" in doctor.output and "ingest`" not in doctor.output.split("holds pages")[0]
+    asked = CliRunner().invoke(cli, ["--config", str(out), "ask", "--json", "How long do I have to claim travel expenses?"])
+    assert not json.loads(asked.stdout)["refused"]  # the pages are still there
+
+
 def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monkeypatch):
     from click.testing import CliRunner
 

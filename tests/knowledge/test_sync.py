@@ -180,6 +180,22 @@ def test_deleted_page_is_gone_from_dense_and_bm25(synced, source):
     assert dense == set(DOC_IDS) - {doc_id}  # top_k=50 covers every remaining chunk
 
 
+def test_a_config_sharing_no_source_with_the_index_stops_before_removing_every_page(synced, source, embedder):
+    from knowledge import ForeignIndex
+
+    live = current_generation(synced.home)
+    other = Settings(sources=[SourceConfig(name="plans", path=str(source))])  # e.g. the bundled sample's
+    stranger = KnowledgeBase(other, synced.home, embedder=embedder)
+
+    with pytest.raises(ForeignIndex, match=r"holds 6 pages of hb.*--replace"):
+        stranger.sync()
+
+    assert current_generation(synced.home) == live and _docs_found(synced, "zoom", "bm25")
+    report = stranger.sync(replace=True)  # asked for: the pages are replaced
+    assert sorted(report.deleted) == DOC_IDS and current_generation(synced.home) != live
+    assert synced.index().manifest["config"] is None  # Settings built in code: no file to name
+
+
 def _assert_previous_generation_serves(kb: KnowledgeBase, previous: str) -> None:
     root = index_root(kb.home)
     assert current_generation(kb.home) == previous
