@@ -6,7 +6,8 @@ precise:
 
 1. **Same topic**: chunk pairs from different documents whose cosine similarity is at least ``threshold``
    (0.70 by default, see `TOPIC_THRESHOLD`), found with hnswlib's k nearest neighbours per chunk, never an
-   n×n matrix.
+   n×n matrix; and, whatever their similarity, chunks that restate one sentence of at least `RESTATED_WORDS`
+   words with another value (a short "Per diem" section merged into a "Trips that need approval" chunk).
 2. **Different values**: stated values (`knowledge.values`) of the same unit and compatible bounds whose
    amounts differ, where neither is *corroborated* (stated again, with the same amount, by a similar
    sentence anywhere in the other document). Corroboration keeps identical and near-identical passages
@@ -136,6 +137,8 @@ def find_contradictions(
     pairs = _similar_pairs(index, active, threshold, neighbours, across_collections)
     seen = {(i, j) for i, j, _c in pairs}
     pairs += [p for p in _labelled_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
+    seen = {(i, j) for i, j, _c in pairs}
+    pairs += [p for p in _restated_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
     for i, j, cosine in pairs:
         if _supersession(index, index.chunks[i]["doc_id"], index.chunks[j]["doc_id"]):
             continue
@@ -399,6 +402,40 @@ def _labelled_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarra
             if across_collections and collection[docs[i]] == collection[docs[j]]:
                 continue
             pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j]) if index.vectors is not None else 0.0
+    return [(i, j, c) for (i, j), c in sorted(pairs.items())]
+
+
+#: Fewest words a value-masked sentence needs for its restatement elsewhere to pair two chunks whatever their
+#: similarity (`_restated_pairs`): "The limit is N requests per minute." (6) may name two endpoints' limits;
+#: "While travelling you can spend up to $N per day on meals, including tips." (13) is one rule.
+RESTATED_WORDS = 8
+
+
+def _restated_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarray,
+                    across_collections: bool = False) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) for chunks of two different active documents that state the same sentence with a
+    different value ("… up to $75 per day on meals …" / "… up to $60 per day …"), whatever the chunks'
+    similarity: a short section merged into another topic's chunk (`knowledge.chunking`) fell below the topic
+    threshold. Only sentences of at least `RESTATED_WORDS` words, matched word for word once the values are
+    masked."""
+    by_statement: dict[str, list[tuple[int, Value]]] = {}
+    for r in np.flatnonzero(active):
+        for v in values.chunk(int(r)):
+            statement = " ".join(v.statement.lower().split()) if isinstance(v, Value) else ""
+            if len(statement.split()) >= RESTATED_WORDS:
+                by_statement.setdefault(statement, []).append((int(r), v))
+    docs = [c["doc_id"] for c in index.chunks]
+    collection = {d: doc["collection"] for d, doc in index.documents.items()}
+    pairs: dict[tuple[int, int], float] = {}
+    for stated in by_statement.values():
+        for n, (r, v) in enumerate(stated):
+            for r2, w in stated[n + 1:]:
+                i, j = min(r, r2), max(r, r2)
+                if docs[i] == docs[j] or (i, j) in pairs or not v.conflicts_with(w):
+                    continue
+                if across_collections and collection[docs[i]] == collection[docs[j]]:
+                    continue
+                pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j])
     return [(i, j, c) for (i, j), c in sorted(pairs.items())]
 
 

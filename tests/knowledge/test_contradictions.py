@@ -121,6 +121,42 @@ def test_sample_webhook_timeout_contradiction_is_found(sample_kb, embedder):
     assert len(found) <= 3, "a report full of noise is useless"
 
 
+EXPENSES = """# Expense Policy
+
+## Meals
+
+While travelling you can spend up to $75 per day on meals, including tips.
+Alcohol is not reimbursed, except at client dinners approved by a VP.
+"""
+TRAVEL = """# Booking Business Travel
+
+## Trips that need approval
+
+A trip abroad needs your manager's approval in Navan before booking, whatever the cost.
+A domestic trip needs approval only when the total is over $1,500.
+
+## Per diem
+
+While travelling you can spend up to $60 per day on meals, including tips.
+"""
+
+
+def test_a_sentence_restated_with_another_value_in_a_chunk_of_another_topic_is_found(tmp_path, embedder):
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs", {"expense-policy.md": EXPENSES, "travel-booking.md": TRAVEL})
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path / "home",
+                       embedder=embedder)
+    kb.sync()
+    index = kb.index()
+    rows = [r for r, c in enumerate(index.chunks) if "$60" in c["text"] or "$75" in c["text"]]
+    assert len(rows) == 2 and float(index.vectors[rows[0]] @ index.vectors[rows[1]]) < 0.7  # below the topic gate
+
+    found = find_contradictions(index, embedder)
+
+    assert [(c.value_a, c.value_b) for c in found] in ([("$75", "$60")], [("$60", "$75")])
+
+
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory, embedder) -> KnowledgeBase:
     """tock.md and moving.md of both handbook snapshots, as two unversioned collections."""
