@@ -107,6 +107,11 @@ def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level
         ctx.obj.config_error = exc
         return
     ctx.obj = Context(settings, Path(home))
+    if ctx.invoked_subcommand not in ("ingest", "doctor", "init"):  # ingest stops on it, doctor reports it
+        from knowledge.index import config_mismatch
+
+        if warning := config_mismatch(Path(home), settings):
+            click.echo(f"warning: {warning}", err=True)
 
 
 @cli.command()

@@ -36,7 +36,7 @@ import bm25s
 import hnswlib
 import numpy as np
 
-from config import RetrievalConfig
+from config import RetrievalConfig, Settings
 from knowledge.errors import IndexIncompatible, IndexNotBuilt
 from knowledge.tokenize import TOKENIZER_VERSION, tokenize
 
@@ -151,6 +151,29 @@ def current_generation(home: Path) -> str | None:
     except FileNotFoundError:
         return None
     return name or None
+
+
+def live_manifest(home: Path) -> dict:
+    """The live generation's manifest (a small JSON file; nothing else is read), or {} before the first build
+    or when it cannot be read."""
+    name = current_generation(home)
+    try:
+        return json.loads((index_root(home) / name / "manifest.json").read_text(encoding="utf-8")) if name else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def config_mismatch(home: Path, settings: Settings) -> str | None:
+    """A one-line warning when the live index of ``home`` was synced by a config that shares no source with
+    ``settings`` (from the manifest alone, so every command can afford it), else None: answers, jobs and
+    reports would then mix one config's pages with another's collections, models and channels."""
+    manifest = live_manifest(home)
+    synced = set(manifest.get("sources") or ())
+    if not synced or synced & {s.name for s in settings.sources}:
+        return None
+    return (f"{home}'s index was synced with {manifest.get('config') or 'another config'} (sources "
+            f"{', '.join(sorted(synced))}), not with {settings.path or 'this config'}: pass --config or set "
+            f"MINERVA_CONFIG")
 
 
 def write_generation(

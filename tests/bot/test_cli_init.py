@@ -121,6 +121,10 @@ def test_the_bundled_config_in_a_shell_without_minerva_config_cannot_empty_your_
     assert "holds pages of handbook, it" in doctor.output and "ingest`" not in doctor.output.split("holds pages")[0]
     asked = CliRunner().invoke(cli, ["--config", str(out), "ask", "--json", "How long do I have to claim travel expenses?"])
     assert not json.loads(asked.stdout)["refused"]  # the pages are still there
+    # every other command run so says whose index it reads: a report of the sample's collections would be empty
+    contradictions = CliRunner().invoke(cli, ["--home", home, "contradictions"])
+    assert f"warning: {home}'s index was synced with {out} (sources handbook, it)" in contradictions.stderr
+    assert "warning" not in CliRunner().invoke(cli, ["--config", str(out), "contradictions"]).stderr
 
 
 def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monkeypatch):
