@@ -279,9 +279,14 @@ def _split_front_matter(text: str) -> tuple[dict, str]:
     try:
         metadata = handler.load(block)
     except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" near line {where.line + 1}" if where is not None else ""  # block line 0 = file line 1
-        raise DocumentInvalid(f"front matter is not valid YAML{line}: {getattr(exc, 'problem', exc)}") from exc
+        first = text[: text.find(block)].count("\n") + 1 if block in text else 2  # the block's first line in the file
+        where, began = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+        line = f" near line {where.line + first}" if where is not None else ""
+        # "while scanning a quoted scalar" + where it began: an unclosed quote is reported where the file ends
+        opened = getattr(exc, "context", None) or ""
+        context = (f" ({opened} on line {began.line + first})"
+                   if began and where and "plain scalar" not in opened and began.line != where.line else "")
+        raise DocumentInvalid(f"front matter is not valid YAML{line}{context}: {getattr(exc, 'problem', exc)}") from exc
     except (ValueError, TypeError) as exc:  # TOML/JSON front matter handlers
         raise DocumentInvalid(f"front matter cannot be read: {exc}") from exc
     if metadata is None:

@@ -143,13 +143,15 @@ def test_title_fallback_skips_comment_lines_in_code_blocks():
     ("text", "reason"),
     [
         ("---\ntitle: x\n\towner: y\n---\n# Body\n\ntext\n", "front matter is not valid YAML near line 3: found a tab"),
+        ("---\ntitle: \"Parking at HQ\nowner: facilities\n---\n# Body\n\ntext\n",  # the quote opened on line 2
+         "front matter is not valid YAML near line 4 (while scanning a quoted scalar on line 2)"),
         ("---\n- a\n- b\n---\n# Body\n\ntext\n", "front matter must be a mapping of keys (e.g. `title: ...`), not a list"),
         ("---\njust words\n---\n# Body\n\ntext\n", "front matter must be a mapping of keys (e.g. `title: ...`), not a str"),
         ("---\nupdated: someday\n---\nbody\n", "front matter 'updated' is not a date (YYYY-MM-DD): 'someday'"),
         ("---\ntitle: Only front matter\n---\n", "no text after front matter"),
         ("", "no text after front matter"),
     ],
-    ids=["invalid-yaml", "yaml-list", "yaml-scalar", "bad-date", "no-body", "empty"],
+    ids=["invalid-yaml", "unclosed-quote", "yaml-list", "yaml-scalar", "bad-date", "no-body", "empty"],
 )
 def test_invalid_documents_say_why(text, reason):
     with pytest.raises(DocumentInvalid) as excinfo:
