@@ -258,8 +258,7 @@ def _citation_line(citation, heading: str | None = None) -> str:
     link = slack_link(citation.url, title) or f"{title} ({escape(citation.url)})"
     heading = citation.heading if heading is None else heading
     heading = f" › {escape(truncate(' '.join(heading.split()), 150))}" if heading else ""
-    days = citation.age_days()
-    age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
+    age = citation.age_text()
     outdated = " · :warning: outdated" if getattr(citation, "outdated", False) else ""  # front matter `outdated: true`
     return truncate(f"[{citation.number}] {link}{heading} · updated {age}{outdated}", SECTION_LIMIT)
 

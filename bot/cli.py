@@ -300,9 +300,11 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
 
     --mode bm25 loads no model: passages carry their BM25 score only (score and cosine are null in JSON).
     """
-    from knowledge import KnowledgeError
+    from knowledge import KnowledgeError, validate_question
 
     try:
+        for query in queries:  # an empty query would list arbitrary passages (a long one may search: no answer)
+            validate_question(query, max(len(query), 1))
         results = obj.kb.search(list(queries), top_k=top_k, mode=mode)
     except KnowledgeError as exc:
         _fail(exc)

@@ -14,6 +14,6 @@ def render_answer_text(answer: Answer) -> str:
         for c in answer.citations:
             heading = f" › {c.heading}" if c.heading else ""
             outdated = ", OUTDATED" if c.outdated else ""  # front matter `outdated: true`
-            lines.append(f"  [{c.number}] {c.title}{heading} — {c.url} (updated {c.age_days()} days ago, score "
+            lines.append(f"  [{c.number}] {c.title}{heading} — {c.url} (updated {c.age_text()}, score "
                          f"{c.score:.2f}{outdated})")
     return "\n".join(lines)

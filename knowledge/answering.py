@@ -698,7 +698,8 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
         listed = c.unit.kind in (ITEM, ROW) and len(direct) > 1  # one unit alone needs no bullet
-        piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + f" [{numbers[c.passage]}]"
+        mark = f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]"  # not on a fence
+        piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         if text:
             text += "\n" if listed or own_line else " "
         text += piece

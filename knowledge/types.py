@@ -100,6 +100,11 @@ class Citation:
         now = now or datetime.now(timezone.utc)
         return max(0, (now - self.last_modified).days)
 
+    def age_text(self, now: datetime | None = None) -> str:
+        """How long ago the source changed, as every reply says it: "today", "1 day ago", "12 days ago"."""
+        days = self.age_days(now)
+        return "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
+
 
 @dataclass
 class Answer:
@@ -150,9 +155,11 @@ class Answer:
     follow_up_of: str | None = None
 
     def to_json(self) -> dict:
-        """The CLI/JSON contract of DESIGN.md: answer_id, answer, refused, citations[doc_id,title,url,score]."""
+        """The CLI/JSON contract of DESIGN.md: answer_id, answer, refused, citations[doc_id,title,url,score];
+        plus the question (a batch's lines pair with their questions without counting) and more."""
         return {
             "answer_id": self.answer_id,
+            "question": self.question,
             "answer": self.text,
             "direct_answer": self.direct_answer,
             "warnings": list(self.warnings),

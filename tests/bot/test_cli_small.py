@@ -68,6 +68,32 @@ def test_search_does_not_echo_a_huge_query(sample_cli):
     assert len(json.loads(echoed)["query"]) < SHOWN_QUERY_CHARS + 40
 
 
+def test_search_refuses_an_empty_query_as_ask_does(sample_cli):
+    result = sample_cli("search", "--mode", "bm25", "  ")
+    assert result.exit_code == 1 and "The question is empty" in result.output
+
+
+def test_a_batch_of_json_answers_names_each_question(sample_home, tmp_path, embedder, monkeypatch):
+    monkeypatch.setattr("knowledge.service.load_embedder", lambda cfg: embedder)
+    home = shutil.copytree(sample_home, tmp_path / "home")
+    result = run("--config", str(DEFAULT_CONFIG), "--home", str(home), "ask", "--json",
+                 stdin="How much does the Team plan cost per user?\nwhat's the webhook timeout?\n")
+
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["question"] for line in lines] == ["How much does the Team plan cost per user?",
+                                                     "what's the webhook timeout?"]
+
+
+def test_citation_ages_read_the_same_in_the_terminal_and_in_slack():
+    from datetime import datetime, timedelta, timezone
+
+    from knowledge.types import Citation
+
+    now = datetime.now(timezone.utc)
+    ages = [Citation(1, "d", "T", "u", "", 0.9, now - timedelta(days=d)).age_text(now) for d in (0, 1, 12)]
+    assert ages == ["today", "1 day ago", "12 days ago"]
+
+
 class _CountingEmbedder:
     name, dim = "test-model", 4
 

@@ -517,8 +517,8 @@ class Model(BaseModel):
 def test_a_direct_answer_that_leads_to_a_command_shows_the_command_but_not_an_example_program():
     passage = _passage(RESIZE_STEPS, "runbooks:pvc.md", 0.9, "Direct volume resizing")
     answer = compose_answer("how do I resize the volume?", [passage], AnswerConfig(calibration=CalibrationConfig()))
-    assert "To resize the volume run:\n```\nkubectl -n <my-namespace> edit pvc <my-pvc>\n```" in answer.direct_answer
-    assert "class Model" not in answer.direct_answer
+    assert "To resize the volume run:\n```\nkubectl -n <my-namespace> edit pvc <my-pvc>\n```\n[1]" in answer.direct_answer
+    assert "class Model" not in answer.direct_answer  # and its citation is not on the closing fence
 
 
 def test_a_question_asking_what_to_do_gets_the_next_instruction_too():
