@@ -130,6 +130,18 @@ def _config_check(settings, error: Exception | None) -> Check:
                                f"{settings.embedding.model}")
 
 
+def _skipped_at_last_sync(home: Path, doc_ids: set[str]) -> list[dict]:
+    """Entries ``{path, reason}`` of the newest sync report (`knowledge.sync`, ``{home}/sync-reports``) that
+    skipped one of ``doc_ids``: files listed to read that did not make it into the index (binary, not UTF-8,
+    broken front matter); [] without a report."""
+    reports = sorted((home / "sync-reports").glob("*.json"))
+    try:
+        skipped = json.loads(reports[-1].read_text(encoding="utf-8")).get("skipped", []) if reports else []
+    except (OSError, ValueError):
+        return []
+    return [entry for entry in skipped if isinstance(entry, dict) and entry.get("path") in doc_ids]
+
+
 def _source_checks(settings, home: Path) -> list[Check]:
     from config.home_sources import load_home_sources
     from knowledge.errors import KnowledgeError
@@ -171,7 +183,10 @@ def _source_checks(settings, home: Path) -> list[Check]:
                                             f"cannot be listed, e.g. {unlistable[0]}",
                                 "give the user that runs Minerva read access to them"))
         else:
-            checks.append(Check(name, OK, f"{folder}: {len(files)} file(s) to read"))
+            unread = _skipped_at_last_sync(home, {f.doc_id for f in files})
+            note = (f"; the last sync skipped {len(unread)} of them, e.g. {unread[0]['path']}: {unread[0]['reason']}"
+                    f" (`minerva ingest` lists them all)" if unread else "")
+            checks.append(Check(name, OK, f"{folder}: {len(files)} file(s) to read{note}"))
     return checks
 
 

@@ -249,7 +249,8 @@ def _citation_panel(store, now: datetime, charts: dict[str, bytes]) -> str:
         min_per_answer=MIN_CITATIONS_PER_ANSWER, max_no_citation=MAX_NO_CITATION_RATE)
     last = next((p for p in reversed(series) if p.answers), series[-1])
     return _img("citation_health", charts) + (
-        f"<p>Last week with answers ({_date(last.week_start)}): {last.answers} answers, "
+        f"<p>Latest 7 days with answers ({_date(last.week_start)} to {_date(last.week_start + timedelta(days=7))}): "
+        f"{last.answers} answers, "
         f"{_num(last.citations_per_answer)} citations per answer (warn under {MIN_CITATIONS_PER_ANSWER}), "
         f"no-citation rate {_pct(last.no_citation_rate)} (critical over {MAX_NO_CITATION_RATE:.0%}).</p>")
 

@@ -168,3 +168,19 @@ async def test_a_token_without_usergroups_read_fails_the_scope_check(fake_slack,
 
     scopes = {c["name"]: c for c in json.loads(result.output)["checks"]}["slack scopes"]
     assert scopes["status"] == FAIL and "usergroups:read" in scopes["detail"]
+
+
+def test_a_source_check_says_how_many_of_its_files_the_last_sync_skipped(tmp_path, embedder):
+    from bot.doctor import _source_checks
+    from config import Settings, SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs")
+    (docs / "notes.md").write_bytes(b"# Notes\n\n\x00\x01 binary")
+    settings = Settings(sources=[SourceConfig(name="docs", path=str(docs))])
+    KnowledgeBase(settings, tmp_path / "home", embedder=embedder).sync()
+
+    (check,) = _source_checks(settings, tmp_path / "home")
+
+    assert check.status == OK and "the last sync skipped 1 of them, e.g. docs:notes.md: binary file" in check.detail
