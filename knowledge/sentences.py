@@ -167,10 +167,13 @@ def section_path(heading_path: tuple[str, ...], text: str, units: list[Unit], po
     inside = [u for i, u in enumerate(units) if u.kind == HEADING and i <= position]
     if not inside:
         return heading_path
-    n = len(heading_path)
-    if units[0].kind == HEADING and n:  # the text opens with the chunk's own last heading: it gives the levels
+    if units[0].kind == HEADING and heading_path:  # the text opens with one of the chunk's headings: its level
+        own = [k for k, h in enumerate(heading_path) if _plain(h) == _plain(units[0].display)]
+        # a short section merged into its subsection keeps the subsection's longer path, whose deeper
+        # headings come later in the text
+        opened = heading_path[: own[-1] + 1] if own else heading_path
         top = _level(text, units[0])
-        path = [(h, top - (n - k)) for k, h in enumerate(heading_path, 1)]
+        path = [(h, top - (len(opened) - k)) for k, h in enumerate(opened, 1)]
         inside = inside[1:]
     else:
         path = [(h, k) for k, h in enumerate(heading_path, 1)]
@@ -180,6 +183,12 @@ def section_path(heading_path: tuple[str, ...], text: str, units: list[Unit], po
             path.pop()
         path.append((unit.display, level))
     return tuple(h for h, _ in path)
+
+
+def _plain(heading: str) -> str:
+    """A heading's words, for telling whether a heading line is one of a chunk's path: "## Reporting
+    [Phishing](…)" and "Reporting Phishing" match."""
+    return " ".join(_WORD.findall(_LINK.sub(r"\1", heading))).lower()
 
 
 def _level(text: str, unit: Unit) -> int:

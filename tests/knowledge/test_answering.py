@@ -361,6 +361,10 @@ def test_a_chunk_of_several_short_sections_is_cited_and_quoted_by_the_section_of
     units = split_units(MERGED_SECTIONS)
     assert section_path(("Paid Time Off", "Carry-over"), MERGED_SECTIONS, units, len(units) - 1) == (
         "Paid Time Off", "Parental leave", "Sick leave")
+    intro = "# VPN Setup\n\nAcme uses WireGuard.\n\n## Install the client\n\n- macOS: install WireGuard from the App Store.\n"
+    units = split_units(intro)  # an intro merged into its subsection keeps the subsection's path
+    assert section_path(("VPN Setup", "Install the client"), intro, units, 1) == ("VPN Setup",)
+    assert section_path(("VPN Setup", "Install the client"), intro, units, 3) == ("VPN Setup", "Install the client")
     opens_with_text = MERGED_SECTIONS.split("\n\n", 1)[1]  # no heading line first: levels 1, 2, …
     units = split_units(opens_with_text)
     assert section_path(("Paid Time Off", "Carry-over"), opens_with_text, units, 2) == ("Paid Time Off", "Parental leave")
