@@ -164,16 +164,16 @@ def live_manifest(home: Path) -> dict:
 
 
 def config_mismatch(home: Path, settings: Settings) -> str | None:
-    """A one-line warning when the live index of ``home`` was synced by a config that shares no source with
-    ``settings`` (from the manifest alone, so every command can afford it), else None: answers, jobs and
-    reports would then mix one config's pages with another's collections, models and channels."""
+    """A one-line warning when none of the collections the live index of ``home`` holds (its manifest's
+    ``sources``, read alone, so every command can afford it) is a source of ``settings``, else None: answers,
+    jobs and reports would then mix one config's pages with another's collections, models and channels."""
     manifest = live_manifest(home)
     synced = set(manifest.get("sources") or ())
     if not synced or synced & {s.name for s in settings.sources}:
         return None
-    return (f"{home}'s index was synced with {manifest.get('config') or 'another config'} (sources "
-            f"{', '.join(sorted(synced))}), not with {settings.path or 'this config'}: pass --config or set "
-            f"MINERVA_CONFIG")
+    return (f"{home}'s index holds pages of {', '.join(sorted(synced))} (synced with "
+            f"{manifest.get('config') or 'another config'}), none of them a source of {settings.path or 'this config'}"
+            f": pass --config or set MINERVA_CONFIG")
 
 
 def write_generation(

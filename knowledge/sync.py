@@ -160,7 +160,7 @@ def sync(
             retrieval=settings.retrieval,
             extra_manifest={"chunker": chunker, "commits": commits, "units": UNITS_VERSION,
                             "config": str(settings.path) if settings.path else None,
-                            "sources": sorted(s.name for s in settings.sources)},
+                            "sources": sorted({d["collection"] for d in documents.values()})},
             units=units,
             before_switch=before_switch,
             crosslingual=(xl_model, embed_chunks(chunks, xl_model, home, progress)) if xl_model else None,

@@ -123,7 +123,7 @@ def test_the_bundled_config_in_a_shell_without_minerva_config_cannot_empty_your_
     assert not json.loads(asked.stdout)["refused"]  # the pages are still there
     # every other command run so says whose index it reads: a report of the sample's collections would be empty
     contradictions = CliRunner().invoke(cli, ["--home", home, "contradictions"])
-    assert f"warning: {home}'s index was synced with {out} (sources handbook, it)" in contradictions.stderr
+    assert f"warning: {home}'s index holds pages of handbook, it (synced with {out})" in contradictions.stderr
     assert "warning" not in CliRunner().invoke(cli, ["--config", str(out), "contradictions"]).stderr
 
 
