@@ -163,13 +163,22 @@ def live_manifest(home: Path) -> dict:
         return {}
 
 
+def held_by_another_config(collections: set[str], synced_with: str | None, settings: Settings) -> bool:
+    """Whether an index holding ``collections``, synced with the config file ``synced_with`` (None when not
+    recorded), belongs to another config than ``settings``: none of its collections is a source of
+    ``settings``, and another config file (or an unrecorded one) synced it. The config that synced it is not
+    another even then: its last source was removed (`minerva sources remove`) and the next one is new."""
+    same_file = bool(synced_with) and settings.path is not None and synced_with == str(settings.path)
+    return bool(collections) and not collections & {s.name for s in settings.sources} and not same_file
+
+
 def config_mismatch(home: Path, settings: Settings) -> str | None:
     """A one-line warning when none of the collections the live index of ``home`` holds (its manifest's
     ``sources``, read alone, so every command can afford it) is a source of ``settings``, else None: answers,
     jobs and reports would then mix one config's pages with another's collections, models and channels."""
     manifest = live_manifest(home)
     synced = set(manifest.get("sources") or ())
-    if not synced or synced & {s.name for s in settings.sources}:
+    if not held_by_another_config(synced, manifest.get("config"), settings):
         return None
     return (f"{home}'s index holds pages of {', '.join(sorted(synced))} (synced with "
             f"{manifest.get('config') or 'another config'}), none of them a source of {settings.path or 'this config'}"

@@ -31,7 +31,7 @@ from knowledge.git_source import FileDates, list_git
 from knowledge.errors import (DocumentInvalid, DocumentStub, ForeignIndex, IndexIncompatible, IndexNotBuilt,
                               SourceMissing, SourceUnreadable)
 from knowledge.sentences import UNITS_VERSION, embedding_inputs, unit_hash
-from knowledge.index import LoadedIndex, load_generation, write_generation
+from knowledge.index import LoadedIndex, held_by_another_config, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import own_page_key, parse_document
 from knowledge.sources import SourceFile, list_folder, read_text
@@ -540,14 +540,11 @@ def zero_chunk_problems(documents: dict[str, dict], chunks: list[dict]) -> list[
 
 
 def is_foreign(index: LoadedIndex, settings: Settings) -> bool:
-    """Whether ``index`` belongs to another config: none of its collections is a source of ``settings``, and
-    another config file (or an unrecorded one) synced it. A full sync with ``settings`` would remove every page
-    (seen: the bundled sample's config run on a team's home, 13 pages deleted). The config that synced it is
-    not foreign even then: its last source was removed (`minerva sources remove`) and the next one is new."""
+    """Whether ``index`` belongs to another config (`held_by_another_config`, from its documents' collections):
+    a full sync with ``settings`` would remove every page (seen: the bundled sample's config run on a team's
+    home, 13 pages deleted)."""
     held = {d["collection"] for d in index.documents.values()}
-    built = index.manifest.get("config")
-    same_file = bool(built) and settings.path is not None and built == str(settings.path)
-    return bool(held) and not held & {s.name for s in settings.sources} and not same_file
+    return held_by_another_config(held, index.manifest.get("config"), settings)
 
 
 def _check_same_sources(previous: LoadedIndex, settings: Settings, home: Path) -> None:
