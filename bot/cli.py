@@ -222,14 +222,13 @@ def _print_sync_report(report) -> None:
         click.echo("  dates: " + ", ".join(f"{n} from {names.get(k, k)}" for k, n in sorted(report.dates.items())))
     for warning in report.warnings:
         click.echo(f"  warning: {warning}", err=True)
-    unsupported = sorted({Path(path).suffix or Path(path).name for path, reason in report.skipped
-                          if reason.startswith("unsupported file type")})
+    unsupported = {path for path, reason in report.skipped if reason.startswith("unsupported file type")}
     for path, reason in report.skipped:
-        if not reason.startswith("unsupported file type"):
+        if path not in unsupported:
             click.echo(f"  skipped {path}: {reason}", err=True)
     if unsupported:  # one line, not one per image: a docs folder holds many
-        count = sum(1 for _, reason in report.skipped if reason.startswith("unsupported file type"))
-        click.echo(f"  skipped {count} file(s) of a type Minerva does not read ({', '.join(unsupported)}); "
+        types = sorted({Path(path).suffix or Path(path).name for path in unsupported})
+        click.echo(f"  skipped {len(unsupported)} file(s) of a type Minerva does not read ({', '.join(types)}); "
                    "`ingest --json` lists them", err=True)
 
 

@@ -134,11 +134,9 @@ def _skipped_at_last_sync(home: Path, doc_ids: set[str]) -> list[dict]:
     """Entries ``{path, reason}`` of the newest sync report (`knowledge.sync`, ``{home}/sync-reports``) that
     skipped one of ``doc_ids``: files listed to read that did not make it into the index (binary, not UTF-8,
     broken front matter); [] without a report."""
-    reports = sorted((home / "sync-reports").glob("*.json"))
-    try:
-        skipped = json.loads(reports[-1].read_text(encoding="utf-8")).get("skipped", []) if reports else []
-    except (OSError, ValueError):
-        return []
+    from knowledge.sync import latest_sync_report
+
+    skipped = latest_sync_report(home).get("skipped", [])
     return [entry for entry in skipped if isinstance(entry, dict) and entry.get("path") in doc_ids]
 
 

@@ -24,7 +24,8 @@ from knowledge.answer_type import (
 from knowledge.contradictions import passage_conflicts
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
-from knowledge.sentences import CODE, HEADING, ITEM, ROW, Unit, section_path, sentences_of, split_units
+from knowledge.sentences import (CODE, HEADING, ITEM, ROW, Unit, leads_in, list_lead_in, readable, section_path,
+                                 sentences_of, split_units)
 from knowledge.tokenize import question_stems, question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
@@ -124,8 +125,7 @@ _HTML_TAG = regex.compile(
     r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
 _CODE_SPAN_PATTERN = r"(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks)"
 _CODE_SPAN = regex.compile(_CODE_SPAN_PATTERN, regex.S)
-#: A Markdown link or image (its label is what a reader sees) and a citation mark ("[2]").
-_MARKDOWN_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: A citation mark ("[2]").
 _CITATION_MARK = regex.compile(r"\[\d+\]")
 #: A backslash escape of Markdown (CommonMark: any ASCII punctuation may be escaped).
 _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
@@ -237,10 +237,17 @@ def _closest(question: str, tied: list[Passage], term_weights: dict[str, float] 
     if len(tied) == 1:
         return tied[0]
     weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
-    ranked = _rank_units(tied, [split_units(p.text) for p in tied], weights, [1.0] * len(tied),
-                         asks_amount=bool(_ASKS_AMOUNT.search(question)), sections=asked_sections(question),
-                         replacing=replacement_terms(question), amounts=_amounts(question))
+    ranked = _ranked(question, tied, [split_units(p.text) for p in tied], weights, [1.0] * len(tied))
     return tied[ranked[0].passage] if ranked else tied[0]
+
+
+def _ranked(question: str, passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
+            relative: list[float]) -> list[_Candidate]:
+    """`_rank_units` with what ``question`` asks for: an amount, kinds of section, a replacement, and the
+    amounts it states as its own case (`_amounts`)."""
+    return _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(question)),
+                       sections=asked_sections(question), replacing=replacement_terms(question),
+                       amounts=_amounts(question))
 
 
 def _amounts(question: str) -> list[Value]:
@@ -290,9 +297,7 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
     one's, in (0, 1]."""
     units = [split_units(p.text) for p in passages]
     sections = asked_sections(answer.question)
-    ranked = _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(answer.question)),
-                         sections=sections, replacing=replacement_terms(answer.question),
-                         amounts=_amounts(answer.question))
+    ranked = _ranked(answer.question, passages, units, weights, relative)
     best_in: dict[int, int] = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -356,9 +361,9 @@ def repeats_direct_answer(quote: str, direct_answer: str) -> bool:
 
 
 def _plain_words(text: str) -> list[str]:
-    """The words of ``text`` as a reader sees them: link labels without their targets, no citation marks."""
-    text = _CITATION_MARK.sub(" ", _MARKDOWN_LINK.sub(r"\1", tidy(text)))
-    return regex.findall(r"[\p{L}\p{N}]+", text.lower())
+    """The words of ``text`` as a reader sees them (`readable`, as units are shown): link labels without their
+    targets, no citation marks."""
+    return regex.findall(r"[\p{L}\p{N}]+", _CITATION_MARK.sub(" ", readable(tidy(text))).lower())
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
@@ -557,15 +562,13 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
     out = list(direct)
     for c in direct:
         if c.unit.kind == ITEM:
-            position, own = c.position - 1, units[c.passage]
-            while position >= 0 and own[position].kind == ITEM and not _leads_in(own[position]):
-                position -= 1  # short items are not ranked; an item ending with ":" leads a nested list
-            lead = by_place.get((c.passage, position)) or _unranked_lead_in(c, position, own)
-            if (lead is not None and _leads_in(lead.unit)
-                    and all((x.passage, x.position) != (lead.passage, lead.position) for x in out)):
-                out.insert(out.index(c), lead)
-                _whole_list(out, lead, units[c.passage], weights)
-        elif _leads_in(c.unit):
+            position = list_lead_in(units[c.passage], c.position)  # a heading or short item is not ranked
+            if position is None or any((x.passage, x.position) == (c.passage, position) for x in out):
+                continue
+            lead = by_place.get((c.passage, position)) or _placed(c, position, units[c.passage])
+            out.insert(out.index(c), lead)
+            _whole_list(out, lead, units[c.passage], weights)
+        elif leads_in(c.unit):
             at = out.index(c) + 1
             items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
             for item in items:
@@ -609,19 +612,6 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
     out[:] = before + listed + [x for x in kept if x not in before]
 
 
-def _unranked_lead_in(item: _Candidate, position: int, units: list[Unit]) -> _Candidate | None:
-    """The heading, or the item of an outer list ending with ":", at ``position`` right above list ``item``'s
-    list, as a unit of the direct answer (it may be too short to be ranked); None when there is neither."""
-    if 0 <= position < len(units) and (units[position].kind == HEADING or _leads_in(units[position])):
-        return _placed(item, position, units)
-    return None
-
-
-def _leads_in(unit: Unit) -> bool:
-    """Whether ``unit`` introduces what follows it ("Three to five weeks in advance for:")."""
-    return unit.display.rstrip().endswith(":")
-
-
 def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
     """Unit ``units[position]`` of ``near``'s passage as a unit of the direct answer, though it was not ranked
     (a heading, an item too short to answer): scored and placed as ``near``."""
@@ -659,7 +649,7 @@ def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozen
     if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
         chosen += [c for c in ranked if c.passage == best.passage and c.position == best.position - 1
                    and c not in chosen]
-    if _leads_in(best.unit):  # a lead-in: its list's first items, as room allows
+    if leads_in(best.unit):  # a lead-in: its list's first items, as room allows
         _add_followers(chosen, ranked, steps=False)
     return sorted(chosen, key=lambda c: (c.passage, c.position))
 

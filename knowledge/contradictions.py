@@ -389,19 +389,28 @@ def _labelled_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarra
     for n, (_r, v) in enumerate(codes):
         for word in set(v.label):
             by_word.setdefault(word, []).append(n)
+    found = []
+    for n, (r, v) in enumerate(codes):
+        rarest = min(v.label, key=lambda w: len(by_word[w]))
+        found += [(r, codes[m][0]) for m in by_word[rarest]
+                  if v.conflicts_with(codes[m][1]) and v.same_subject(codes[m][1]) == 1.0]
+    return _across_documents(index, found, across_collections)
+
+
+def _across_documents(index: LoadedIndex, rows: list[tuple[int, int]],
+                      across_collections: bool) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) with i < j for the chunk row pairs ``rows`` of two different documents (of different
+    collections with ``across_collections``), each pair once, sorted."""
     docs = [c["doc_id"] for c in index.chunks]
     collection = {d: doc["collection"] for d, doc in index.documents.items()}
     pairs: dict[tuple[int, int], float] = {}
-    for n, (r, v) in enumerate(codes):
-        rarest = min(v.label, key=lambda w: len(by_word[w]))
-        for m in by_word[rarest]:
-            r2, w = codes[m]
-            i, j = min(r, r2), max(r, r2)
-            if docs[i] == docs[j] or (i, j) in pairs or not v.conflicts_with(w) or v.same_subject(w) != 1.0:
-                continue
-            if across_collections and collection[docs[i]] == collection[docs[j]]:
-                continue
-            pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j]) if index.vectors is not None else 0.0
+    for r, r2 in rows:
+        i, j = min(r, r2), max(r, r2)
+        if docs[i] == docs[j] or (i, j) in pairs:
+            continue
+        if across_collections and collection[docs[i]] == collection[docs[j]]:
+            continue
+        pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j]) if index.vectors is not None else 0.0
     return [(i, j, c) for (i, j), c in sorted(pairs.items())]
 
 
@@ -424,19 +433,9 @@ def _restated_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarra
             statement = " ".join(v.statement.lower().split()) if isinstance(v, Value) else ""
             if len(statement.split()) >= RESTATED_WORDS:
                 by_statement.setdefault(statement, []).append((int(r), v))
-    docs = [c["doc_id"] for c in index.chunks]
-    collection = {d: doc["collection"] for d, doc in index.documents.items()}
-    pairs: dict[tuple[int, int], float] = {}
-    for stated in by_statement.values():
-        for n, (r, v) in enumerate(stated):
-            for r2, w in stated[n + 1:]:
-                i, j = min(r, r2), max(r, r2)
-                if docs[i] == docs[j] or (i, j) in pairs or not v.conflicts_with(w):
-                    continue
-                if across_collections and collection[docs[i]] == collection[docs[j]]:
-                    continue
-                pairs[(i, j)] = float(index.vectors[i] @ index.vectors[j])
-    return [(i, j, c) for (i, j), c in sorted(pairs.items())]
+    found = [(r, r2) for stated in by_statement.values() for n, (r, v) in enumerate(stated)
+             for r2, w in stated[n + 1:] if v.conflicts_with(w)]
+    return _across_documents(index, found, across_collections)
 
 
 def _supersession(index: LoadedIndex, doc_a: str, doc_b: str) -> bool:

@@ -104,7 +104,7 @@ def _units_of(text: str) -> tuple[Unit, ...]:
         elif _TABLE_LINE.match(line):
             i = _table(lines, i, units)
         elif _HEADING.match(line):
-            units.append(Unit(start, start + len(line), HEADING, _clean(line.lstrip("# "))))
+            units.append(Unit(start, start + len(line), HEADING, readable(line.lstrip("# "))))
             i += 1
         else:
             i = _paragraph(lines, i, units)
@@ -138,23 +138,30 @@ def embedding_inputs(text: str) -> list[tuple[Unit, str]]:
     out = []
     for i, unit in [(i, u) for i, u in enumerate(units) if u.answerable][:MAX_UNITS_PER_CHUNK]:
         out.append((unit, unit.display))
-        lead = _lead_in(units, i)
-        if lead:
-            out.append((unit, f"{lead} {unit.display}"))
+        # nested=False: the vectors of UNITS_VERSION 3 read an item after its list's sentence or heading only
+        lead = list_lead_in(units, i, nested=False)
+        if lead is not None:
+            out.append((unit, f"{units[lead].display.rstrip()} {unit.display}"))
     return out
 
 
-def _lead_in(units: list[Unit], i: int) -> str:
-    """The lead-in of unit ``i``'s list (a sentence or heading ending with ":" right before it) when the unit is
-    a list item under one, else ""."""
+def leads_in(unit: Unit) -> bool:
+    """Whether ``unit`` introduces what follows it: it ends with ":" ("Three to five weeks in advance for:")."""
+    return unit.display.rstrip().endswith(":")
+
+
+def list_lead_in(units: list[Unit], i: int, *, nested: bool = True) -> int | None:
+    """The position of the unit that introduces list item ``units[i]``'s list: the sentence or heading ending
+    with ":" right before the list, or (``nested``) the item of an outer list ending with ":" right before a
+    nested one; None when ``units[i]`` is no list item or its list has no lead-in."""
     if units[i].kind != ITEM:
-        return ""
+        return None
     j = i - 1
-    while j >= 0 and units[j].kind == ITEM:
+    while j >= 0 and units[j].kind == ITEM and not (nested and leads_in(units[j])):
         j -= 1
-    if j >= 0 and units[j].kind in (SENTENCE, HEADING) and units[j].display.rstrip().endswith(":"):
-        return units[j].display.rstrip()
-    return ""
+    if j >= 0 and units[j].kind in (SENTENCE, HEADING, ITEM) and leads_in(units[j]):
+        return j
+    return None
 
 
 def section_path(heading_path: tuple[str, ...], text: str, units: list[Unit], position: int) -> tuple[str, ...]:
@@ -222,7 +229,7 @@ def _table(lines, i: int, units: list[Unit]) -> int:
     j = i
     while j < len(lines) and _TABLE_LINE.match(lines[j][1]):
         start, line = lines[j]
-        cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+        cells = [readable(c) for c in line.strip().strip("|").split("|")]
         following = lines[j + 1][1] if j + 1 < len(lines) else ""
         if _TABLE_RULE.match(line):
             pass
@@ -255,7 +262,7 @@ def _paragraph(lines, i: int, units: list[Unit]) -> int:
     end = lines[j - 1][0] + len(lines[j - 1][1])
     block = _text_between(lines, i, j)
     if kind == ITEM:
-        units.append(Unit(start, end, ITEM, _clean(_ITEM.sub("", block, count=1))))
+        units.append(Unit(start, end, ITEM, readable(_ITEM.sub("", block, count=1))))
         return j
     position = 0
     for piece in _SENTENCE_END.split(block):
@@ -265,7 +272,7 @@ def _paragraph(lines, i: int, units: list[Unit]) -> int:
         if not piece.strip() or found < 0:
             continue
         position = found + len(piece)
-        units.append(Unit(start + found, start + position, SENTENCE, _clean(piece)))
+        units.append(Unit(start + found, start + position, SENTENCE, readable(piece)))
     return j
 
 
@@ -274,7 +281,7 @@ def _text_between(lines, i: int, j: int) -> str:
     return "\n".join(line for _, line in lines[i:j])
 
 
-def _clean(text: str) -> str:
+def readable(text: str) -> str:
     """Readable text: link labels instead of Markdown links, no emphasis markers outside inline code (``__fields__``
     and ``*args`` are names, not emphasis), one space between words."""
     text = _LINK.sub(r"\1", text)

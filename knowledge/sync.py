@@ -198,6 +198,16 @@ def _saved(home: Path, report: SyncReport) -> SyncReport:
     return report
 
 
+def latest_sync_report(home: Path) -> dict:
+    """The newest sync report written by `_saved` (`SyncReport.to_json`), or {} when there is none or it cannot
+    be read."""
+    reports = sorted((Path(home) / "sync-reports").glob("*.json"))
+    try:
+        return json.loads(reports[-1].read_text(encoding="utf-8")) if reports else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_chunks, report) -> None:
     """Decide one file: keep the old document, (re)build it, or skip it with a reason."""
     if old and old["mtime"] == file.mtime.isoformat() and old["size"] == file.size and old["chunker"] == chunker:

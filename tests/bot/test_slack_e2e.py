@@ -36,7 +36,7 @@ from bot.slack_gate import MALFORMED_TEXT, UNSUPPORTED_TEXT
 from bot.server import EVENTS_PATH, create_web_app
 from feedback import FeedbackStore
 from knowledge import KnowledgeBase
-from tests.fakes.fixtures import signed_request_headers
+from tests.fakes.fixtures import button_click, event_envelope, mention_event, signed_request_headers
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 
 SECRET = "test-signing-secret"
@@ -73,51 +73,22 @@ class Bot:
 
     async def send_event(self, event: dict, *, event_id: str | None = None, retry_num: int | None = None) -> int:
         """Delivers an ``event_callback`` envelope around ``event``."""
-        envelope = {
-            "token": "legacy-verification-token",
-            "team_id": "T1",
-            "api_app_id": "A1",
-            "event": event,
-            "type": "event_callback",
-            "event_id": event_id or f"Ev{next(self._serial):08d}",
-            "event_time": int(time.time()),
-            "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True,
-                                "is_enterprise_install": False}],
-        }
+        envelope = event_envelope(event, event_id or f"Ev{next(self._serial):08d}")
         extra = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"} if retry_num else None
         return await self.post(json.dumps(envelope).encode(), extra_headers=extra)
 
     async def mention(self, question: str, *, channel: str = "C1", user: str = "U1", thread_ts: str | None = None,
                       **extra) -> dict:
         """Sends ``<@UBOT> question`` as an app_mention; returns the event (its ``ts`` is the thread)."""
-        event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {question}", "ts": self.next_ts(),
-                 "channel": channel, **extra}
-        event["event_ts"] = event["ts"]
-        if thread_ts:
-            event["thread_ts"] = thread_ts
+        event = mention_event(question, ts=self.next_ts(), channel=channel, user=user, thread_ts=thread_ts, **extra)
         assert await self.send_event(event) == 200
         return event
 
     async def click(self, value: str, *, answer_message: dict, user: str = "U1",
                     action_id: str = FEEDBACK_ACTION) -> int:
         """Clicks a 👍/👎 button on ``answer_message`` (a recorded chat.postMessage body)."""
-        payload = {
-            "type": "block_actions",
-            "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T1"},
-            "api_app_id": "A1",
-            "token": "legacy-verification-token",
-            "container": {"type": "message", "message_ts": "1700000001.000001", "channel_id": answer_message["channel"],
-                          "is_ephemeral": False, "thread_ts": answer_message["thread_ts"]},
-            "trigger_id": "123.456.abc",
-            "team": {"id": "T1", "domain": "minerva-test"},
-            "channel": {"id": answer_message["channel"], "name": "general"},
-            "message": {"type": "message", "user": BOT_USER_ID, "bot_id": "BBOT", "ts": "1700000001.000001",
-                        "thread_ts": answer_message["thread_ts"], "text": answer_message["text"],
-                        "blocks": answer_message.get("blocks", [])},
-            "response_url": self.fake.response_url("action"),
-            "actions": [{"type": "feedback_buttons", "action_id": action_id, "block_id": "fb",
-                         "value": value, "action_ts": str(time.time())}],
-        }
+        payload = button_click(value, message=answer_message, message_ts="1700000001.000001", user=user,
+                               action_id=action_id, response_url=self.fake.response_url("action"))
         return await self.post(urlencode({"payload": json.dumps(payload)}).encode())
 
     async def slash_ask(self, text: str, *, response_key: str = "cmd-1") -> int:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 from slack_sdk.signature import SignatureVerifier
 
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 
 
 @pytest_asyncio.fixture
@@ -49,4 +49,53 @@ def signed_request_headers(secret: str, body: bytes, timestamp: int | None = Non
         "X-Slack-Request-Timestamp": str(timestamp),
         "X-Slack-Signature": signature,
         "Content-Type": "application/json" if is_json else "application/x-www-form-urlencoded",
+    }
+
+
+def event_envelope(event: dict, event_id: str) -> dict:
+    """The ``event_callback`` envelope Slack POSTs around ``event`` to the app's events URL."""
+    return {
+        "token": "legacy-verification-token",
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "event": event,
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": int(time.time()),
+        "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True,
+                            "is_enterprise_install": False}],
+    }
+
+
+def mention_event(question: str, *, ts: str, channel: str, user: str, thread_ts: str | None = None,
+                  **extra) -> dict:
+    """An ``app_mention`` event of ``<@BOT> question`` posted at ``ts`` (in ``thread_ts``'s thread when given)."""
+    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER_ID}> {question}", "ts": ts,
+             "channel": channel, **extra}
+    event["event_ts"] = event["ts"]
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def button_click(value: str, *, message: dict, message_ts: str, user: str, action_id: str,
+                 response_url: str) -> dict:
+    """The ``block_actions`` payload of clicking a 👍/👎 button (``value``) on ``message``, a recorded
+    chat.postMessage body."""
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T1"},
+        "api_app_id": "A1",
+        "token": "legacy-verification-token",
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": message["channel"],
+                      "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
+        "trigger_id": "123.456.abc",
+        "team": {"id": "T1", "domain": "minerva-test"},
+        "channel": {"id": message["channel"], "name": "general"},
+        "message": {"type": "message", "user": BOT_USER_ID, "bot_id": "BBOT", "ts": message_ts,
+                    "thread_ts": message.get("thread_ts"), "text": message.get("text", ""),
+                    "blocks": message.get("blocks", [])},
+        "response_url": response_url,
+        "actions": [{"type": "feedback_buttons", "action_id": action_id, "block_id": "fb",
+                     "value": value, "action_ts": str(time.time())}],
     }

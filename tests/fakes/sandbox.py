@@ -33,8 +33,8 @@ from bot.server import EVENTS_PATH, create_web_app
 from config import load_settings
 from feedback import FeedbackStore
 from knowledge import KnowledgeBase
-from tests.fakes.fixtures import signed_request_headers
-from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
+from tests.fakes.fixtures import button_click, event_envelope, mention_event, signed_request_headers
+from tests.fakes.slack_api import FakeSlack
 
 SECRET = "sandbox-signing-secret"
 CHANNEL, USER = "CSANDBOX", "USANDBOX"
@@ -69,26 +69,13 @@ async def _post(session: aiohttp.ClientSession, url: str, body: bytes) -> int:
 
 
 def _mention(question: str, ts: str, thread_ts: str | None) -> bytes:
-    event = {"type": "app_mention", "user": USER, "text": f"<@{BOT_USER_ID}> {question}", "ts": ts, "event_ts": ts,
-             "channel": CHANNEL, **({"thread_ts": thread_ts} if thread_ts else {})}
-    envelope = {"token": "sandbox", "team_id": "T1", "api_app_id": "A1", "event": event, "type": "event_callback",
-                "event_id": f"Ev{ts.replace('.', '')}", "event_time": int(time.time()),
-                "authorizations": [{"user_id": BOT_USER_ID, "is_bot": True, "team_id": "T1"}]}
-    return json.dumps(envelope).encode()
+    event = mention_event(question, ts=ts, channel=CHANNEL, user=USER, thread_ts=thread_ts)
+    return json.dumps(event_envelope(event, f"Ev{ts.replace('.', '')}")).encode()
 
 
 def _thumbs_down(answer: dict, ts: str, response_url: str) -> bytes:
-    payload = {
-        "type": "block_actions", "user": {"id": USER, "username": "you", "name": "you", "team_id": "T1"},
-        "api_app_id": "A1", "token": "sandbox", "trigger_id": "1.2.3", "team": {"id": "T1", "domain": "sandbox"},
-        "container": {"type": "message", "message_ts": ts, "channel_id": CHANNEL, "is_ephemeral": False,
-                      "thread_ts": answer.get("thread_ts")},
-        "channel": {"id": CHANNEL, "name": "sandbox"}, "response_url": response_url,
-        "message": {"type": "message", "user": BOT_USER_ID, "ts": ts, "thread_ts": answer.get("thread_ts"),
-                    "text": answer.get("text", ""), "blocks": answer.get("blocks", [])},
-        "actions": [{"type": "feedback_buttons", "action_id": FEEDBACK_ACTION, "block_id": "fb",
-                     "value": _down_value(answer), "action_ts": str(time.time())}],
-    }
+    payload = button_click(_down_value(answer), message=answer, message_ts=ts, user=USER,
+                           action_id=FEEDBACK_ACTION, response_url=response_url)
     return urlencode({"payload": json.dumps(payload)}).encode()
 
 
