@@ -1,19 +1,22 @@
-"""Every dev question's direct answer with the shipped configuration, and how many hold the hint's key (issue 9).
+"""What a reader sees first, measured on questions with machine-checkable keys (issue 22).
 
 Usage:
     python benchmarks/answers.py [--real-home var-real] [--sample-home var] [--out answers.jsonl] [--report FILE]
 
-Asks kb-dev (../shared/eval/kb-dev), the near-topic validation set (benchmarks/data/near_topic_dev.jsonl) and
-the sample set with the configuration a user gets (config/real-corpora.yaml, config/minerva.yaml: the
-shipped calibration, not a refit as in fit_confidence.py) and writes one JSON line per question: question,
-answer hint, refused, direct answer, quotes, cited pages. The hand check (benchmarks/results/handcheck_30.jsonl)
-reads these lines.
+Asks kb-dev-v2 (../shared/eval/kb-dev-v2: 111 questions on the real corpora, each with ``must_contain`` keys)
+with the configuration a user gets (config/real-corpora.yaml) and reports, per part of its one split by page
+(`knowledge.kbeval.split_by_page`: the reader is fitted on ``fitting`` only; ``validation`` is the figure to
+quote) and per language:
 
-It also prints a proxy of answer quality that needs no reader: of the answered questions whose hint names a
-value (a number, a `code` span, an identifier such as snake_case, camelCase, #channel or @decorator), how many
-direct answers state one of those values, and how many quoted passages do. A value in the passages but not
-in the direct answer is a sentence-choice miss; a value in neither is a retrieval miss. It is a proxy: a
-hint's value may be worded otherwise ("Service Now" for "ServiceNow").
+- ``direct_holds``: answerable questions whose direct answer holds the fact (every ``must_contain`` group);
+- ``reply_holds``: answerable questions whose whole reply (direct answer, quotes) holds it;
+- ``answered``: answerable questions not refused; ``refused_no_answer``: near-topic questions refused;
+- calibration: per confidence label (high / low), how many replies there are and the share whose direct
+  answer holds the fact (a reply to a no-answer question is never right), and the expected calibration
+  error (ECE, 10 equal-width bins) of ``Answer.confidence`` as the probability of "right".
+
+The old kb-dev (no keys) and the sample set are a second check through a proxy: of the answered questions
+whose hint names a value (a number, a `code` span, an identifier), how many direct answers state one.
 """
 
 from __future__ import annotations
@@ -33,26 +36,109 @@ from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
+from knowledge.kbeval import hint_values, holds_fact, split_by_page  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
-#: A hint's words about an outdated page ("(2021 page: …)") name values the answer must NOT give.
-_OLD_PAGE = re.compile(r"\((?:2021|old|v1)[^)]*\)|\bold page\b|\b2021 page\b")
-
-
-def hint_values(hint: str) -> set[str]:
-    """The values a hint names, lower-cased: numbers ("$75", "35th"), `code`, and identifiers."""
-    hint = _OLD_PAGE.split(hint)[0]
-    values = set(re.findall(r"(?<![\w.])\$?\d[\d,.]*(?:th|st|nd|rd)?", hint))
-    values |= set(re.findall(r"`([^`]+)`", hint))
-    values |= {w for w in re.findall(r"[#@]?[A-Za-z_][\w\-.]*", hint)
-               if "_" in w or w[0] in "#@" or re.search(r"[a-z][A-Z]", w)}
-    return {v.strip(".,").lower() for v in values if v.strip(".,")}
-
-
+V2 = SHARED / "eval" / "kb-dev-v2" / "questions.jsonl"
 def states_any(values: set[str], text: str) -> bool:
     """Whether ``text`` holds one of ``values`` as a whole token."""
     text = text.lower()
     return any(re.search(r"(?<![\w])" + re.escape(v) + r"(?![\d])", text) for v in values)
+
+
+def keyed_line(q: dict, answer) -> dict:
+    """One question's outcome on a keyed set: what was shown and whether it holds the fact."""
+    key = q.get("must_contain") or []
+    reply = "\n".join([answer.direct_answer, *answer.quotes])
+    return {"id": q["id"], "lang": q["lang"], "kind": q.get("kind"), "answerable": q["answerable"],
+            "question": q["question"], "hint": q.get("answer_hint", ""), "refused": answer.refused,
+            "confidence": round(getattr(answer, "confidence", 0.0), 3), "label": confidence_label(answer),
+            "direct_holds": q["answerable"] and not answer.refused and holds_fact(answer.direct_answer, key),
+            "reply_holds": q["answerable"] and not answer.refused and holds_fact(reply, key),
+            "direct_answer": answer.direct_answer, "quotes": answer.quotes,
+            "cited": [c.doc_id for c in answer.citations], "gold": q.get("gold", [])}
+
+
+def confidence_label(answer) -> str:
+    """The label the asker sees: ``refused``, ``low``, ``high`` or ``none`` (an older Answer: not low is high)."""
+    label = getattr(answer, "confidence_label", None)
+    if label is None:
+        return "refused" if answer.refused else ("low" if answer.low_confidence else "high")
+    return label or "none"
+
+
+def summary(lines: list[dict]) -> dict:
+    """The issue 22 figures of ``lines`` (`keyed_line`)."""
+    answerable = [x for x in lines if x["answerable"]]
+    no_answer = [x for x in lines if not x["answerable"]]
+    out = {"questions": len(lines), "answerable": len(answerable), "no_answer": len(no_answer),
+           "direct_holds": _share([x["direct_holds"] for x in answerable]),
+           "reply_holds": _share([x["reply_holds"] for x in answerable]),
+           "answered": _share([not x["refused"] for x in answerable]),
+           "refused_no_answer": _share([x["refused"] for x in no_answer])}
+    shown = [x for x in lines if not x["refused"]]
+    out["by_label"] = {label: {"replies": len(group), "right": _share([x["direct_holds"] for x in group])}
+                       for label in ("high", "none", "low") for group in [[x for x in shown if x["label"] == label]]}
+    out["ece"] = expected_calibration_error([x["confidence"] for x in shown], [x["direct_holds"] for x in shown])
+    return out
+
+
+def expected_calibration_error(confidence: list[float], right: list[bool], bins: int = 10) -> float | None:
+    """ECE: the replies' weighted mean gap between confidence and the share right, over ``bins`` equal-width
+    bins of confidence in [0, 1] (Guo et al. 2017, "On Calibration of Modern Neural Networks", §2)."""
+    if not confidence:
+        return None
+    total = 0.0
+    for b in range(bins):
+        inside = [i for i, c in enumerate(confidence) if b / bins <= c < (b + 1) / bins or (b == bins - 1 and c == 1.0)]
+        if inside:
+            gap = abs(sum(confidence[i] for i in inside) / len(inside) - sum(right[i] for i in inside) / len(inside))
+            total += gap * len(inside) / len(confidence)
+    return round(total, 4)
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 3) if flags else None
+
+
+def keyed_report(kb: KnowledgeBase, questions: list[dict]) -> tuple[dict, list[dict]]:
+    """Every question asked once; figures per part of the split and per language."""
+    fitting, validation = split_by_page(questions)
+    part_of = {q["id"]: "fitting" for q in fitting} | {q["id"]: "validation" for q in validation}
+    lines = []
+    for q in questions:
+        line = keyed_line(q, kb.ask(q["question"]))
+        line["part"] = part_of[q["id"]]
+        lines.append(line)
+    report = {}
+    for part in ("validation", "fitting"):
+        mine = [x for x in lines if x["part"] == part]
+        report[part] = summary(mine) | {"by_language": {
+            lang: summary([x for x in mine if x["lang"] == lang]) for lang in ("en", "ko", "ja")}}
+    return report, lines
+
+
+def proxy_report(name: str, kb: KnowledgeBase, path: Path) -> tuple[dict, list[dict]]:
+    """The value proxy on a set without keys (old kb-dev, the sample set)."""
+    counts = {"answerable": 0, "answered": 0, "no_answer": 0, "refused": 0, "with_value": 0,
+              "value_in_direct_answer": 0, "value_in_passages": 0}
+    lines = []
+    for q in load_questions(path):
+        answer = kb.ask(q["question"])
+        hint = q.get("answer_hint") or ""
+        values = hint_values(hint) if q["answerable"] and not answer.refused else set()
+        counts["answerable" if q["answerable"] else "no_answer"] += 1
+        counts["answered"] += q["answerable"] and not answer.refused
+        counts["refused"] += not q["answerable"] and answer.refused
+        if values:
+            counts["with_value"] += 1
+            counts["value_in_direct_answer"] += states_any(values, answer.direct_answer)
+            counts["value_in_passages"] += states_any(values, " ".join(p.text for p in answer.passages))
+        lines.append({"set": name, "id": q.get("id"), "lang": q.get("lang"), "answerable": q["answerable"],
+                      "question": q["question"], "hint": hint, "refused": answer.refused,
+                      "confidence": round(getattr(answer, "confidence", 0.0), 3), "direct_answer": answer.direct_answer,
+                      "quotes": answer.quotes, "cited": [c.doc_id for c in answer.citations]})
+    return counts, lines
 
 
 def main() -> None:
@@ -62,34 +148,21 @@ def main() -> None:
     parser.add_argument("--config-real", default=str(ROOT / "config" / "real-corpora.yaml"))
     parser.add_argument("--config-sample", default=str(ROOT / "config" / "minerva.yaml"))
     parser.add_argument("--out", default=None, help="write one JSON line per question")
-    parser.add_argument("--report", default=None, help="write the counts (JSON), e.g. benchmarks/results/answers.json")
+    parser.add_argument("--report", default=None, help="write the figures (JSON), e.g. benchmarks/results/answers.json")
     args = parser.parse_args()
+    if not V2.exists():
+        sys.exit(f"{V2} is missing: this benchmark reads the shared evaluation sets")
 
     real = KnowledgeBase(load_settings(args.config_real), Path(args.real_home))
     sample = KnowledgeBase(load_settings(args.config_sample), Path(args.sample_home))
-    sets = [("kb-dev", real, SHARED / "eval" / "kb-dev" / "questions.jsonl"),
-            ("near-topic", real, ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl"),
-            ("sample", sample, ROOT / "knowledge" / "sample_kb_questions.jsonl")]
-    lines, report = [], {}
-    for name, kb, path in sets:
-        counts = {"answerable": 0, "answered": 0, "no_answer": 0, "refused": 0,
-                  "with_value": 0, "value_in_direct_answer": 0, "value_in_passages": 0}
-        for q in load_questions(path):
-            answer = kb.ask(q["question"])
-            hint = q.get("answer_hint") or ""
-            values = hint_values(hint) if q["answerable"] and not answer.refused else set()
-            counts["answerable" if q["answerable"] else "no_answer"] += 1
-            counts["answered"] += q["answerable"] and not answer.refused
-            counts["refused"] += not q["answerable"] and answer.refused
-            if values:
-                counts["with_value"] += 1
-                counts["value_in_direct_answer"] += states_any(values, answer.direct_answer)
-                counts["value_in_passages"] += states_any(values, " ".join(p.text for p in answer.passages))
-            lines.append({"set": name, "id": q.get("id"), "lang": q.get("lang"), "answerable": q["answerable"],
-                          "question": q["question"], "hint": hint, "refused": answer.refused,
-                          "direct_answer": answer.direct_answer, "quotes": answer.quotes,
-                          "cited": [c.doc_id for c in answer.citations]})
-        report[name] = counts
+    real.ask("warm-up question")
+    report, lines = {}, []
+    report["kb-dev-v2"], keyed = keyed_report(real, load_questions(V2))
+    lines += [{"set": "kb-dev-v2"} | x for x in keyed]
+    for name, kb, path in [("kb-dev", real, SHARED / "eval" / "kb-dev" / "questions.jsonl"),
+                           ("sample", sample, ROOT / "knowledge" / "sample_kb_questions.jsonl")]:
+        report[name], more = proxy_report(name, kb, path)
+        lines += more
     if args.out:
         Path(args.out).write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     emit(report, args.report)

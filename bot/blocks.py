@@ -166,10 +166,15 @@ def answer_blocks(answer: Answer) -> list[dict]:
     A refusal gets one section with the refusal sentence and no buttons.
     """
     if answer.refused:
-        return section_blocks(escape(answer.text))
+        blocks = section_blocks(escape(answer.text.split(" Closest pages: ")[0]))
+        if answer.closest:  # links to read, never a quoted passage that does not answer
+            links = [slack_link(c["url"], escape(c["title"])) or escape(c["title"]) for c in answer.closest]
+            blocks.append(_context("Closest pages: " + " · ".join(links)))
+        return blocks
     blocks: list[dict] = []
     if answer.low_confidence:
-        blocks.append(_context(":warning: *Low confidence*: this is the closest passage I found; please check the source."))
+        reason = escape(answer.low_confidence_reason or "the closest passage only partly matches the question")
+        blocks.append(_context(f":warning: *Low confidence*: {reason}; please check the source."))
     for warning in answer.warnings:
         blocks.append(_context(f":warning: {escape(warning)}"))
     if answer.direct_answer:  # the answer first (issue 9); the quotes below are its evidence

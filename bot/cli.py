@@ -488,6 +488,37 @@ def calibrate(obj: Context, dataset: str, corpus_root: str | None, languages: st
         click.echo(f"    language_shift: {fitted.language_shift}")
 
 
+@cli.command("fit-reader")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the model (default: the one Minerva ships, knowledge/reader_model.json).")
+@click.pass_obj
+def fit_reader_command(obj: Context, questions: str, out: str | None) -> None:
+    """Refit the answer reader on QUESTIONS (kb-dev-v2 layout, with must_contain keys).
+
+    Only the fitting part of the questions' split by page is read; report on the other part with
+    benchmarks/answers.py. Asks every fitting question several times (cross-fitting): a minute or two.
+    """
+    from knowledge.calibration import load_questions
+    from knowledge.reader import MODEL_PATH, load_model
+    from tqdm import tqdm
+
+    from knowledge.reader_fit import fit_reader
+
+    kb = obj.kb
+    rows = load_questions(Path(questions))
+    with tqdm(total=len(rows), desc="reading questions", unit="q", file=sys.stderr) as bar:
+        try:
+            model, report = fit_reader([(kb, rows)], progress=bar.update)
+        except ValueError as exc:
+            _fail(exc)
+    target = Path(out) if out else MODEL_PATH
+    model.save(target)
+    load_model.cache_clear()
+    click.echo(json.dumps(report, indent=2))
+    click.echo(f"wrote {target}")
+
+
 @cli.command()
 @click.option("--port", default=3000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port (HTTP mode).")
 @click.option("--host", default="0.0.0.0", show_default=True)

@@ -12,16 +12,19 @@ thing are named in a warning (seed 004 §13.6).
 from __future__ import annotations
 
 import html
+import math
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import regex
 
 from config import AnswerConfig
 from knowledge.answer_type import (
-    MISSING_VALUE, asked_sections, asked_value, path_kind, states_action, states_value,
+    asked_sections, path_kind, states_action,
 )
 from knowledge.contradictions import passage_conflicts
+from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_model
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import (CODE, HEADING, ITEM, ROW, Unit, leads_in, list_lead_in, readable, section_path,
@@ -31,30 +34,20 @@ from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, P
 from knowledge.values import Value, extract_values
 
 REFUSAL_TEXT = "I couldn't find this in the knowledge base."
-LOW_CONFIDENCE_NOTE = "Low confidence: this is the closest passage I found; please check the source."
-#: Characters the direct answer aims at (issue 9 target: median ≤ 300); a second unit is added only
-#: while the answer stays under it.
+LOW_CONFIDENCE_NOTE = "Low confidence: {reason}; please check the source."
+#: Why a reply is low confidence, first that applies (`_low_reason`).
+REASON_DISAGREE = "the pages disagree"
+REASON_ACROSS_LANGUAGES = "the question was read across languages"
+REASON_OTHER_SECTION = "another section may answer it"
+REASON_WEAK = "the closest passage only partly matches the question"
+#: The best unit of another passage within this many logits of the best unit's: the reader cannot tell
+#: which of the two sections answers (a difference of 1 logit is odds of e ≈ 2.7 to 1).
+CLOSE_LOGITS = 1.0
+#: Characters a direct answer's units may hold when no reader model says otherwise (`ReaderModel.direct_chars`).
 DIRECT_ANSWER_CHARS = 300
-#: A unit joins the direct answer when it scores at least this share of the best unit's score.
-SECOND_UNIT_SHARE = 0.85
-#: Weight of a unit's IDF-weighted question coverage beside its cosine when picking the answer: lexical
-#: evidence breaks ties between sentences of one topic (which one names the "timeout"?).
-COVERAGE_WEIGHT = 0.5
-#: Bonus for a unit of the best-scored passage: when two passages' sentences come close, the one whose
-#: whole passage is the strongest evidence answers (scores of good passages saturate at 1.0).
-FIRST_PASSAGE_BONUS = 0.05
-#: How much a passage's page's shortfall in combined evidence (relative to the best page) costs its units. 0.5
-#: (was 1.0): every quoted passage already scored as high confidence, and at 1.0 the best sentence of the second
-#: passage rarely joined ("what's the API rate limit for Pro customers?" left out the "Pro: 600 requests/minute"
-#: row); the direct answer held the answer hint's value on 50 instead of 48 dev questions, median length 196
-#: instead of 182 characters (kb-dev, the sample set and benchmarks/data/near_topic_dev.jsonl, with 0.25 / 0.5 /
-#: 1.0; 0.25 changed the same answers as 0.5).
-PASSAGE_WEIGHT = 0.5
 #: How far a passage's score may be from the calibrated score of its (rounded) evidence and still count as
 #: made from it (`_strength`): the evidence is rounded to 4 decimals, a few thousandths of score at most.
 SCORE_TOLERANCE = 0.005
-#: Bonus for a unit stating a number when the question asks for an amount, date or duration.
-VALUE_BONUS = 0.08
 _ASKS_AMOUNT = regex.compile(
     r"\b(how (much|many|long|often|soon|old|big|large|fast)|what time|when|deadline|limit|timeout|price|cost|"
     r"fee|rate|max(imum)?|min(imum)?|number of|version|percent|days?|hours?)\b|"
@@ -62,29 +55,9 @@ _ASKS_AMOUNT = regex.compile(
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")
-#: Bonus for a unit under a section of the kind the question asks for (`knowledge.answer_type.asked_sections`:
-#: "how do I …" → Diagnosis/Mitigation/Steps, "what is the impact" → Impact), or for an instruction when it
-#: asks what to do. Measured on the dev and near-topic questions (benchmarks/answers.py).
-SECTION_BONUS = 0.1
-#: What a unit under a section of another kind loses (a runbook's "Meaning" when the question asks what to
-#: do): it restates the alert the question names and must not lead unless nothing asked for scores near it.
-OTHER_SECTION_PENALTY = 0.2
-#: Bonus for a unit that itself states the question's most specific word (highest IDF), not only through its
-#: headings: "when do I need a receipt?" is answered by "Receipts are required for lodging …", not by the
-#: voucher page's "Finally, don't forget to stamp and submit …". Small: on the dev and near-topic questions it
-#: moved 3 direct answers to the sentence holding the fact asked for (0.08 also moved some off it).
-KEY_WORD_BONUS = 0.04
-#: Bonus for a unit stating a rule whose bound the question's own amount meets (`Value.admits`): "flight is in 2
-#: days, no travel card yet" → "If … your estimated departure is less than 72 hours away, call AdTrav"; "a
-#: conference of like $3k" → "Conference events that cost more than $2,500". The small model does not compare
-#: amounts; the rule that applies to the asker's case is the answer. On the dev and near-topic questions 0.15
-#: moved two answers to that rule (the conference lead time; the SLA credit row for 98.7 %), 0.25 a third (the
-#: AdTrav rule, which scored 0.04 below a booking step), and 0.4 no more.
-CONDITION_BONUS = 0.25
-#: Low-confidence passages within this much of the best one's score tie: the one whose unit answers best is
-#: quoted (`_closest`). Calibrated scores a few hundredths apart do not tell which passage answers ("flight is
-#: in 2 days, no travel card": the flight-booking steps at 0.447, the AdTrav rule at 0.423).
-LOW_TIE = 0.03
+#: Passages the reader reads, best first: the high band's, then the low band's. Five hold the fact in 46 of
+#: kb-dev-v2's 50 answerable fitting questions, three in 44 (the quoted passages alone: 37).
+READ_PASSAGES = 5
 #: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(
@@ -93,13 +66,6 @@ _INTRODUCES_CODE = regex.compile(
 #: not an instruction.
 _FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \t]*$", regex.M)
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|)\s*\n", regex.I)
-#: What a unit that only points elsewhere costs when picking the direct answer: "See [Logging in & Networks]
-#: (…) for details.", or a list item that is one link ("[Parental Bereavement Leave Memorandum](…)"). Such a
-#: unit names no fact, yet its link label repeats the question's words (and its heading's), so it outscored
-#: the sentence that answers ("what's the parental leave policy?" was answered with the memorandum's
-#: title). It still answers when nothing else does (and a relevant pointer beats an unrelated sentence). An
-#: email or phone link is a fact (who to contact), not a pointer.
-POINTER_PENALTY = 0.15
 _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -138,25 +104,10 @@ _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|ther
                          regex.I)
 
 
-#: Words of a part that asks whom to reach, and what answers it: an address, a phone number, a channel, a handle.
-_CONTACT_WORDS = frozenset({"email", "contact", "call", "phone", "reach", "channel", "slack", "ask", "ping", "messag"})
-_CONTACT = regex.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}|(?<![\w&])#[a-z][\w-]+|"
-                         r"(?<!\w)@[a-z][\w.-]+|\bhttps?://", regex.I)
-#: A unit that answers a part of the question the direct answer leaves out joins it when it scores at least
-#: this share of the best unit (`_answer_every_part`, `_every_section`). 0.55 (was 0.6): "… and how do i buy
-#: some time" for etcdBackendQuotaLowSpace left out "you can use defrag to gain some time" (0.586 of the best
-#: unit). On the dev and near-topic questions 0.5 to 0.58 change that answer only; 0.45 also adds a sentence
-#: of another alert's runbook to a NodeFilesystemSpaceFillingUp answer.
-PART_UNIT_SHARE = 0.55
-#: Characters a list's items may add past `DIRECT_ANSWER_CHARS` to go with the sentence that introduces them.
+#: A unit that warns about what follows it in its section.
+_WARNING = regex.compile(r"^\W*(?:notice|warning|caution|important|danger)\b", regex.I)
+#: Characters a list's items may add past the direct answer's size to go with the sentence that introduces them.
 LIST_ROOM = 150
-_QUESTION_START = (r"(?:(?:and|also|but)\s+)?(?:what|whats|how|when|where|who|which|why|is|are|can|could|do|does|did|"
-                   r"should|will|would|must|any)\b")
-#: Where a question's second part starts: after a "?" that a question follows ("…? and does it expire", "…? how
-#: much notice?"; not "…? getting deprecation warnings everywhere", which is context), or at "and"/"also"/"+"/";"
-#: before a question word.
-_PART_BREAK = regex.compile(
-    rf"\?+\s*(?={_QUESTION_START}|[^?]*\?)|\s*(?:;|\+|&|\band\b|\balso\b)\s+(?={_QUESTION_START})", regex.I)
 
 
 @dataclass(frozen=True)
@@ -172,6 +123,7 @@ class _Candidate:
     words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
     kind: str | None = None  # the kind of section the unit is under (`knowledge.answer_type.path_kind`)
     replaces: bool = False  # says what replaces the identifier the question names
+    features: "np.ndarray | None" = field(default=None, compare=False)  # its row of `knowledge.reader.FEATURES`
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
@@ -190,6 +142,62 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     Returns:
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
     """
+    pool, high, relative = _choose(candidates, cfg)
+    answer = Answer(
+        answer_id=uuid.uuid4().hex,
+        question=question,
+        refused=not pool,
+        text=REFUSAL_TEXT,
+        retrieved=[{"chunk_id": p.chunk_id, "doc_id": p.doc_id, "score": round(p.score, 4)} for p in candidates],
+        top_score=max((p.score for p in candidates), default=0.0),
+        language=language,
+    )
+    if not pool:
+        return refusal_with_closest(answer, candidates) if candidates else answer
+    weights = _weights(question, term_weights)
+    ranked = _cite(answer, pool, high, weights, cfg, relative)
+    model = current_model()
+    row = _answer_row(ranked, answer.top_score, language)
+    answer.reader = dict(zip(ANSWER_FEATURES, (round(v, 4) for v in row)))
+    answer.confidence = float(model.answer.prob(row)[0])
+    if answer.confidence < model.refuse or not answer.passages:
+        return refusal_with_closest(answer, candidates)
+    answer.low_confidence = answer.confidence < model.low or answer.passages[0].confidence != CONFIDENCE_HIGH
+    answer.high_confidence = not answer.low_confidence and answer.confidence >= model.high
+    answer.low_confidence_reason = _low_reason(answer) if answer.low_confidence else ""
+    answer.text = plain_text(answer)
+    return answer
+
+
+def _low_reason(answer: Answer) -> str:
+    """Why ``answer`` (low confidence) is so, in a few words, for the asker."""
+    if answer.warnings:
+        return REASON_DISAGREE
+    if answer.language != "en":
+        return REASON_ACROSS_LANGUAGES
+    if answer.reader.get("margin", 10.0) < CLOSE_LOGITS:
+        return REASON_OTHER_SECTION
+    return REASON_WEAK
+
+
+def refusal_with_closest(answer: Answer, candidates: list[Passage]) -> Answer:
+    """``answer`` as the plain refusal, offering the two closest pages of ``candidates`` (best first) as links:
+    the asker may read them, and nothing unrelated is quoted as if it answered."""
+    closest, seen = [], set()
+    for p in candidates:
+        if p.doc_id not in seen and len(closest) < 2:
+            seen.add(p.doc_id)
+            closest.append({"title": p.title, "url": p.url, "collection": p.collection})
+    refused = _refusal(answer, REFUSAL_TEXT)
+    refused.closest = closest
+    refused.text = plain_text(refused)
+    return refused
+
+
+def _choose(candidates: list[Passage], cfg: AnswerConfig) -> tuple[list[Passage], list[bool], list[float]]:
+    """The passages the reader reads: those of the high band, strongest first, then those of the low band,
+    up to `READ_PASSAGES`; whether each is in the high band; and each one's page's combined evidence as a share
+    of the best page's (in (0, 1]). Empty when no candidate reaches ``cfg.low``."""
     strength = {p.chunk_id: _strength(p, cfg) for p in candidates}
     for p in candidates:
         if p.evidence.get("replaces"):  # the line mapping the named identifier first (`knowledge.replacements`)
@@ -198,56 +206,60 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
             strength[p.chunk_id] = max(strength[q.chunk_id] for q in candidates if q.doc_id == p.doc_id)
     high = sorted((p for p in candidates if band(p.score, cfg) == CONFIDENCE_HIGH), key=lambda p: -strength[p.chunk_id])
     low = [p for p in candidates if band(p.score, cfg) == CONFIDENCE_LOW]
-    chosen = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[: cfg.max_passages]]
-    low_confidence = False
-    if not chosen and low:
-        closest = _closest(question, [p for p in low if p.score >= low[0].score - LOW_TIE][:cfg.max_passages],
-                           term_weights)
-        chosen, low_confidence = [replace(closest, confidence=CONFIDENCE_LOW)], True
-    answer = Answer(
-        answer_id=uuid.uuid4().hex,
-        question=question,
-        refused=not chosen,
-        text=REFUSAL_TEXT,
-        retrieved=[{"chunk_id": p.chunk_id, "doc_id": p.doc_id, "score": round(p.score, 4)} for p in candidates],
-        top_score=max((p.score for p in candidates), default=0.0),
-        low_confidence=low_confidence,
-        language=language,
-    )
-    if chosen:
-        weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
-        top = max(strength[p.chunk_id] for p in chosen)
-        # a page is as strong as its best quoted passage: its sections then compete by their sentences alone
-        # ("Limits by plan: Pro · 600 requests per minute" beside "Pro customers can request a temporary raise")
-        page: dict[str, float] = {}
-        for p in chosen:
-            page[p.doc_id] = max(page.get(p.doc_id, 0.0), strength[p.chunk_id])
-        relative = [page[p.doc_id] / top if top > 0 else 1.0 for p in chosen]
-        _cite(answer, chosen, weights, cfg.max_quote_chars, relative)
-        kind = asked_value(question)
-        if kind and not any(states_value(shown, kind) for shown in (answer.direct_answer, *answer.quotes)):
-            return _refuse_missing_value(answer, kind, chosen[0].title)
-    return answer
+    pool = [replace(p, confidence=CONFIDENCE_HIGH) for p in high[:READ_PASSAGES]]
+    pool += [replace(p, confidence=CONFIDENCE_LOW) for p in low[:READ_PASSAGES - len(pool)]]
+    if not pool:
+        return [], [], []
+    top = max(strength[p.chunk_id] for p in pool)
+    # a page is as strong as its best passage: its sections then compete by their sentences alone
+    # ("Limits by plan: Pro · 600 requests per minute" beside "Pro customers can request a temporary raise")
+    page: dict[str, float] = {}
+    for p in pool:
+        page[p.doc_id] = max(page.get(p.doc_id, 0.0), strength[p.chunk_id])
+    return (pool, [p.confidence == CONFIDENCE_HIGH for p in pool],
+            [page[p.doc_id] / top if top > 0 else 1.0 for p in pool])
 
 
-def _closest(question: str, tied: list[Passage], term_weights: dict[str, float] | None) -> Passage:
-    """Of low-confidence passages whose scores tie (within `LOW_TIE`, best first), the one holding the unit
-    that best answers ``question`` (`_rank_units`, each page as strong as the others): the one passage a
-    low-confidence answer quotes."""
-    if len(tied) == 1:
-        return tied[0]
-    weights = term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
-    ranked = _ranked(question, tied, [split_units(p.text) for p in tied], weights, [1.0] * len(tied))
-    return tied[ranked[0].passage] if ranked else tied[0]
+def _weights(question: str, term_weights: dict[str, float] | None) -> dict[str, float]:
+    """The question's BM25 tokens → IDF; every token weighs 1 when the index gave none."""
+    return term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
+
+
+def _answer_row(ranked: list["_Candidate"], top_score: float, language: str) -> list[float]:
+    """The answer model's features (`knowledge.reader.ANSWER_FEATURES`) of a reply whose units ranked so."""
+    if not ranked:
+        return answer_row(-10.0, top_score, 0.0, language != "en")
+    best = _logit(ranked[0].score)
+    other = next((c.score for c in ranked if c.passage != ranked[0].passage), None)
+    margin = best - _logit(other) if other is not None else 5.0
+    return answer_row(best, top_score, margin, language != "en", ranked[0].features)
+
+
+def answer_features(answer: Answer) -> list[float]:
+    """The answer model's features a reply was read with (`Answer.reader`), in `ANSWER_FEATURES` order."""
+    return [answer.reader[name] for name in ANSWER_FEATURES]
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def reader_inputs(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
+                  term_weights: dict[str, float] | None = None) -> tuple[list[Passage], list["_Candidate"], np.ndarray]:
+    """What the reader sees for ``question`` (`knowledge.reader_fit` fits on it): the passages a reply
+    would quote, their answerable units (``unit.display``, ``passage``: an index into the passages) and the
+    units' feature rows (n_units × len(FEATURES)); empty when the reply would be a refusal."""
+    pool, _, relative = _choose(candidates, cfg)
+    units = [split_units(p.text) for p in pool]
+    found, x = unit_features(pool, units, _weights(question, term_weights), relative, _Reading.of(question, language))
+    return pool, found, x
 
 
 def _ranked(question: str, passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
-            relative: list[float]) -> list[_Candidate]:
-    """`_rank_units` with what ``question`` asks for: an amount, kinds of section, a replacement, and the
-    amounts it states as its own case (`_amounts`)."""
-    return _rank_units(passages, units, weights, relative, asks_amount=bool(_ASKS_AMOUNT.search(question)),
-                       sections=asked_sections(question), replacing=replacement_terms(question),
-                       amounts=_amounts(question))
+            relative: list[float], language: str = "en") -> list[_Candidate]:
+    """`_rank_units` with what ``question`` asks for (`_Reading`)."""
+    return _rank_units(passages, units, weights, relative, _Reading.of(question, language))
 
 
 def _amounts(question: str) -> list[Value]:
@@ -260,18 +272,6 @@ def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
     its last valid day, YYYY-MM-DD): nothing current answers it."""
     return _refusal(answer, f"I couldn't find a current answer in the knowledge base. The page that covered this, "
                             f"\u201c{title}\u201d, expired after {valid_until}.")
-
-
-def _refuse_missing_value(answer: Answer, kind: str, closest: str) -> Answer:
-    """``answer`` turned into a refusal: the question asks for a value of ``kind`` (`asked_value`) that
-    nothing the reply would show states (neither the direct answer nor a quote), so the page is about the
-    subject but does not hold what was asked (kb-dev: the Denver lodging per diem; a runbook that leaves its
-    threshold out). The closest page is named, not cited: it is where an owner would add the value.
-
-    Measured (benchmarks/fit_confidence.py): of the dev and near-topic questions asking for a value, 21 of
-    21 answerable ones show one and stay answered, 8 of 13 no-answer ones show none and are refused."""
-    return _refusal(answer, f"I couldn't find the {MISSING_VALUE[kind]} you asked for in the knowledge base. "
-                            f"The closest page, \u201c{closest}\u201d, does not state it.")
 
 
 def _refusal(answer: Answer, text: str) -> Answer:
@@ -290,14 +290,25 @@ def _strength(p: Passage, cfg: AnswerConfig) -> float:
     return p.score
 
 
-def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], max_chars: int,
-          relative: list[float]) -> None:
-    """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer``;
-    ``relative``: each passage's page's combined evidence (its best quoted passage's) as a share of the best
-    one's, in (0, 1]."""
-    units = [split_units(p.text) for p in passages]
+def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[str, float], cfg: AnswerConfig,
+          relative: list[float]) -> list[_Candidate]:
+    """Fill citations, the direct answer, the quotes, the warnings and the plain text of ``answer`` from the
+    passages the reader read (``pool``; ``high``: whether each is in the high band; ``relative``: each one's
+    page's evidence as a share of the best page's). The reply quotes the passages its direct answer comes
+    from, then the other high-band passages, up to ``cfg.max_passages``. Returns the quoted passages' units
+    as the reader ranked them."""
     sections = asked_sections(answer.question)
-    ranked = _ranked(answer.question, passages, units, weights, relative)
+    pool_units = [split_units(p.text) for p in pool]
+    ranked = _ranked(answer.question, pool, pool_units, weights, relative, answer.language)
+    model = current_model()
+    direct = _direct_units(ranked, model.join_share, model.direct_chars)
+    direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
+    keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
+    keep += [i for i in range(len(pool)) if high[i] and i not in keep][:max(0, cfg.max_passages - len(keep))]
+    at = {old: new for new, old in enumerate(keep)}
+    ranked = [replace(c, passage=at[c.passage]) for c in ranked if c.passage in at]
+    direct = [replace(c, passage=at[c.passage]) for c in direct]
+    passages, units = [pool[i] for i in keep], [pool_units[i] for i in keep]
     best_in: dict[int, int] = {}
     for c in ranked:
         best_in.setdefault(c.passage, c.position)
@@ -318,30 +329,32 @@ def _cite(answer: Answer, passages: list[Passage], weights: dict[str, float], ma
             if p.heading and p.heading not in citation.heading.split("; "):
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
-    direct = _direct_units(ranked, sections=sections)
-    if direct:
-        best = passages[direct[0].passage]
-        topic = set(tokenize(" ".join((best.title, *best.heading_path))))
-        direct = _answer_every_part(direct, ranked, question_parts(answer.question), weights, topic)
-        direct = _with_lists(_every_section(direct, ranked, sections), ranked, units, weights)
-        if len(sections) > 1:  # "what does it mean and how do I fix it": the page's order, Meaning before Mitigation
-            page = passages[direct[0].passage].doc_id
-            direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
+    if len(sections) > 1 and direct:  # "what does it mean and how do I fix it": the page's order, Meaning first
+        page = passages[direct[0].passage].doc_id
+        direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
+    else:  # one source's units together, in the order the sources are cited
+        direct.sort(key=lambda c: numbers[passages[c.passage].doc_id])
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
-        answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), max_chars))
+        answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), cfg.max_quote_chars))
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)))
     answer.text = plain_text(answer)
+    return ranked
 
 
 def plain_text(answer: Answer) -> str:
     """The answer as plain text: the low-confidence note, warnings, the direct answer, then each quote
     with its ``[n]``. Call again after changing ``direct_answer`` (the generator does)."""
     if answer.refused:
-        return answer.text or REFUSAL_TEXT
-    parts = [LOW_CONFIDENCE_NOTE] if answer.low_confidence else []
+        text = answer.text or REFUSAL_TEXT
+        if answer.closest and "Closest pages" not in text:
+            text += " Closest pages: " + "; ".join(
+                f"{c['title']} ({c['url']})" if c["url"].startswith(("http://", "https://")) else c["title"]
+                for c in answer.closest) + "."
+        return text
+    parts = [LOW_CONFIDENCE_NOTE.format(reason=answer.low_confidence_reason or REASON_WEAK)] if answer.low_confidence else []
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
@@ -367,32 +380,56 @@ def _plain_words(text: str) -> list[str]:
 
 
 def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
-                relative: list[float], *, asks_amount: bool, sections: frozenset[str] = frozenset(),
-                replacing: frozenset[str] | set[str] = frozenset(),
-                amounts: list[Value] | None = None) -> list[_Candidate]:
-    """Every answerable unit of the passages, best first.
+                relative: list[float], reading: "_Reading") -> list[_Candidate]:
+    """Every answerable unit of the passages, best first, scored by the fitted reader (`knowledge.reader`):
+    ``score`` is P(the unit holds the fact asked), in (0, 1). Units that say what replaces an identifier the
+    question names come first whatever their score: an exact match."""
+    candidates, x = unit_features(passages, units, weights, relative, reading)
+    if not candidates:
+        return []
+    scores = current_model().unit.prob(x)
+    out = [replace(c, score=float(s), features=row) for c, s, row in zip(candidates, scores, x)]
+    return sorted(out, key=lambda c: (not c.replaces, -c.score, c.passage, c.position))
 
-    A unit's score is its cosine to the question (from the index's unit vectors; the passage's cosine when
-    it has none) + `COVERAGE_WEIGHT` × its IDF-weighted coverage of the question's tokens + `VALUE_BONUS`
-    when the question asks for an amount and the unit states a number, − `PASSAGE_WEIGHT` × how far its
-    passage's combined evidence falls short of the best passage's, + `FIRST_PASSAGE_BONUS` in the best
-    passage: a sentence of a weaker passage must be clearly better to answer; − `POINTER_PENALTY` for a unit
-    that only points elsewhere (`is_pointer`); + `KEY_WORD_BONUS` when the unit itself holds the question's
-    most specific word; + `_section_fit` when the question asks for a kind of section (``sections``);
-    + `CONDITION_BONUS` when it states a rule whose bound one of the question's own ``amounts`` meets. Units
-    that say what replaces an identifier the question names (``replacing``) come first whatever their score.
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a question asks for, read once: an amount, kinds of section, replacements of identifiers, the
+    amounts it states as its own case, and whether it is read across languages."""
+
+    asks_amount: bool
+    sections: frozenset[str]
+    replacing: frozenset[str]
+    amounts: tuple[Value, ...]
+    crosslingual: bool
+
+    @classmethod
+    def of(cls, question: str, language: str = "en") -> "_Reading":
+        return cls(bool(_ASKS_AMOUNT.search(question)), asked_sections(question), frozenset(replacement_terms(question)),
+                   tuple(_amounts(question)), language != "en")
+
+
+def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
+                  relative: list[float], reading: _Reading) -> tuple[list[_Candidate], np.ndarray]:
+    """Every answerable unit of ``passages`` (``units``: each passage's `split_units`) with its row of
+    `knowledge.reader.FEATURES`, shape (n_units, len(FEATURES)); ``weights``: the question's tokens → IDF;
+    ``relative``: each passage's page's evidence as a share of the best page's, in (0, 1].
+
     Coverage counts the passage's title and headings as part of each unit: they say what a table row is
-    about; a unit after a heading inside the passage is about that heading, not the passage's last one.
-    """
-    out = []
+    about; a unit after a heading inside the passage is about that heading, not the passage's last one."""
+    out, rows = [], []
     key = max(weights, key=weights.get) if weights else None  # the question's most specific word
+    idf = lambda t: weights.get(t, 0.0)  # noqa: E731
+    asked = set(weights)
     for i, (p, unit_list) in enumerate(zip(passages, units)):
         cosines = {(a, b): c for a, b, c in p.unit_scores}
+        xl = {(a, b): c for a, b, c in p.unit_xl}
         # the section's title and headings say what its sentences are about ("Limits by plan" above a row);
         # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
         kind = path_kind(p.heading_path)  # the kind of section its units are under (Meaning, Mitigation)
         section = 0
+        answerable = [n for n, u in enumerate(unit_list) if u.answerable]
         for position, unit in enumerate(unit_list):
             if unit.kind == HEADING:
                 context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
@@ -402,24 +439,30 @@ def _rank_units(passages: list[Passage], units: list[list[Unit]], weights: dict[
                 continue
             cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
             words = frozenset(tokenize(unit.display))
-            coverage = lexical_coverage(set(weights), context | words, lambda t: weights.get(t, 0.0))
-            score = (cosine + COVERAGE_WEIGHT * coverage + PASSAGE_WEIGHT * (relative[i] - 1)
-                     + (FIRST_PASSAGE_BONUS if i == 0 else 0.0))
-            if key in words:
-                score += KEY_WORD_BONUS
-            if asks_amount and _DIGIT.search(unit.display):
-                score += VALUE_BONUS
-            if sections:
-                score += _section_fit(unit.display, kind, sections)
-            if amounts and _applies(unit.display, amounts):
-                score += CONDITION_BONUS
-            replaces = bool(replacing) and states_replacement(unit.display, unit.kind, replacing)
+            instruction = "action" in reading.sections and states_action(unit.display)
+            replaces = bool(reading.replacing) and states_replacement(unit.display, unit.kind, reading.replacing)
             pointer = is_pointer(p.text[unit.start:unit.end])
-            if pointer:
-                score -= POINTER_PENALTY
-            out.append(_Candidate(i, position, unit, score, pointer, section, words, kind, replaces))
-    # a unit that says what replaces the named identifier is an exact match: it answers before any similarity
-    return sorted(out, key=lambda c: (not c.replaces, -c.score, c.passage, c.position))
+            order = answerable.index(position)
+            rows.append([
+                cosine, 0.0, xl.get((unit.start, unit.end), cosine), 0.0,
+                lexical_coverage(asked, context | words, idf), lexical_coverage(asked, set(words), idf),
+                lexical_coverage(asked, context, idf), float(key in words),
+                1.0 / (1 + i), relative[i], p.score,
+                float(unit.kind == ITEM), float(unit.kind == ROW),
+                float(order == 0 and _chunk_index(p) == 0), order / max(1, len(answerable) - 1),
+                float(reading.asks_amount and bool(_DIGIT.search(unit.display))),
+                float(kind is not None and kind in reading.sections),
+                float(bool(reading.sections) and kind is not None and kind not in reading.sections),
+                float(instruction), float(bool(reading.amounts) and _applies(unit.display, list(reading.amounts))),
+                float(pointer), float(leads_in(unit)), math.log(max(1, len(unit.display))),
+                float(bool(_ANAPHOR.match(unit.display))), float(reading.crosslingual), float(replaces),
+            ])
+            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces))
+    x = np.array(rows, dtype=np.float64).reshape(-1, len(FEATURES))
+    if len(x):
+        x[:, 1] = x[:, 0] - x[:, 0].max()
+        x[:, 3] = x[:, 2] - x[:, 2].max()
+    return out, x
 
 
 def _applies(text: str, amounts: list[Value]) -> bool:
@@ -432,24 +475,6 @@ def _applies(text: str, amounts: list[Value]) -> bool:
         if rules and all(rule.admits(amount) for rule in rules):
             return True
     return False
-
-
-def _section_fit(display: str, kind: str | None, sections: frozenset[str]) -> float:
-    """What a unit under a section of ``kind`` (`path_kind`) gains when the question asks for kinds of section
-    (`asked_sections`): `SECTION_BONUS` under a heading of a kind asked for, except that when the question asks
-    what to do only an instruction gains (1.5 × under "Mitigation", 1 × under a heading of no kind); it loses
-    `OTHER_SECTION_PENALTY` under a heading of another kind. A runbook's Meaning restates the alert the question
-    names (high cosine, every question word), so it led answers to "where do I see which rule is broken"
-    ("Prometheus is failing rule evaluations.") and to "what is the impact" ("This alert is triggered when …");
-    under Mitigation, "Eventually the PVC status will say …" led "how do I resize it?" before the steps."""
-    instruction = "action" in sections and states_action(display)
-    if kind is None:
-        return SECTION_BONUS if instruction else 0.0
-    if kind not in sections:
-        return -OTHER_SECTION_PENALTY
-    if kind == "action":
-        return SECTION_BONUS * 1.5 if instruction else 0.0
-    return SECTION_BONUS
 
 
 def is_pointer(raw: str) -> bool:
@@ -487,87 +512,26 @@ def _prose(text: str) -> str:
     return _MD_ESCAPE.sub(r"\1", html.unescape(_HTML_TAG.sub("", text)))
 
 
-def question_parts(question: str) -> list[set[str]]:
-    """The content words of each part of a question that asks two things ("is there a cap on award leave?
-    and does it expire" → ``[{cap, award, leav}, {expir}]``); one set for a question that asks one. A part
-    starts after a question mark, or at "and"/"also"/"+"/";" followed by a question word ("… and who do I
-    email?"); "employment + salary" is one part."""
-    parts = [p for p in _PART_BREAK.split(question) if p and p.strip()]
-    tokens = [set(tokenize(p)) - question_stems() for p in parts]
-    return [t for t in tokens if t] or [set(question_tokens(question))]
-
-
-def _answer_every_part(direct: list[_Candidate], ranked: list[_Candidate], parts: list[set[str]],
-                       weights: dict[str, float], topic: set[str]) -> list[_Candidate]:
-    """``direct`` plus, for each part of the question (`question_parts`) whose most specific word (highest
-    IDF, among the words that are not the answer's ``topic``: its page title and headings, e.g. "award leave",
-    and that some unit of the passages states: "how do i buy some time" is answered by "… to gain some time")
-    the direct answer does not state, the best-scored unit of the same passages that states it, if it scores
-    at least `PART_UNIT_SHARE` of the best unit and the answer stays within `DIRECT_ANSWER_CHARS` plus one
-    unit. dev questions: "is there a cap on award leave? and does it expire" was answered with the expiry alone
-    although the passage says "a maximum of 80 hours … the 80 hour cap"."""
-    if len(parts) < 2 or not direct:
-        return direct
-    chosen = list(direct)
-    said = set().union(*(c.words for c in chosen))
-    held = set().union(*(c.words for c in ranked))
-    for part in parts:
-        asked = sorted((part - topic) & held)
-        if not asked:
-            continue
-        key = max(asked, key=lambda t: weights.get(t, 0.0))  # its most specific word
-        if key in said:
-            continue
-        options = [c for c in ranked if c not in chosen and not c.pointer and key in c.words
-                   and c.score >= PART_UNIT_SHARE * direct[0].score]
-        if key in _CONTACT_WORDS:  # "who do I email?": the unit that gives an address, not "if email is down"
-            options.sort(key=lambda c: not _CONTACT.search(c.unit.display))
-        extra = options[0] if options else None
-        if extra is not None and _size(chosen) <= DIRECT_ANSWER_CHARS:
-            chosen.append(extra)
-            said |= extra.words
-    return sorted(chosen, key=lambda c: (c.passage, c.position))
-
-
-def _every_section(direct: list[_Candidate], ranked: list[_Candidate], sections: frozenset[str]) -> list[_Candidate]:
-    """The best unit of ``direct``, then for each other kind of section the question asks for
-    (`asked_sections`: "what does it mean and how do I buy some time" asks a meaning and an action) the
-    best-scored unit under such a section if it scores at least `PART_UNIT_SHARE` of the best unit, then the
-    rest of ``direct`` as room allows (`DIRECT_ANSWER_CHARS`): one unit of each kind asked before a second
-    of one. Unordered: the caller sorts them."""
-    if len(sections) < 2 or not direct:
-        return direct
-    best = direct[0]
-    chosen = [best]
-    for kind in sorted(sections):
-        options = [c for c in ranked if c.kind == kind and not c.pointer and c not in chosen
-                   and c.score >= PART_UNIT_SHARE * best.score]
-        if options and not any(c.kind == kind for c in chosen):
-            chosen.append(options[0])
-    for c in direct[1:]:  # the rest of the direct answer, as room allows
-        if c not in chosen and _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
-            chosen.append(c)
-    return chosen  # `_cite` puts them in the page's order
-
-
 def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[list[Unit]],
-                weights: dict[str, float]) -> list[_Candidate]:
+                weights: dict[str, float], limit: int) -> list[_Candidate]:
     """``direct`` where a list item comes with the sentence or heading that introduces its list ("Check why HPA
     was unable to scale:" before "max replicas too low"; the heading "You do not need PRA clearance if:" before
     "You are conducting research with 9 or fewer participants"; the outer item "Three to five weeks in advance
     for:" before its nested "Conference events that costs more than $2,500"), and such a sentence with the
-    first items of its list (up to 3, while the answer stays within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`):
+    first items of its list (up to 3, while the answer stays within ``limit`` plus `LIST_ROOM` characters):
     neither reads alone. ``units``: each passage's units, as ranked."""
     by_place = {(c.passage, c.position): c for c in ranked}
     out = list(direct)
     for c in direct:
+        if c not in out:  # a whole list placed for an earlier unit left it out
+            continue
         if c.unit.kind == ITEM:
             position = list_lead_in(units[c.passage], c.position)  # a heading or short item is not ranked
             if position is None or any((x.passage, x.position) == (c.passage, position) for x in out):
                 continue
             lead = by_place.get((c.passage, position)) or _placed(c, position, units[c.passage])
             out.insert(out.index(c), lead)
-            _whole_list(out, lead, units[c.passage], weights)
+            _whole_list(out, lead, units[c.passage], weights, limit)
         elif leads_in(c.unit):
             at = out.index(c) + 1
             items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
@@ -576,18 +540,19 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
                     break
                 if item in out:  # already chosen: the next one goes after it, in the list's order
                     at = out.index(item) + 1
-                elif _size(out) + len(item.unit.display) <= DIRECT_ANSWER_CHARS + LIST_ROOM:
+                elif _size(out) + len(item.unit.display) <= limit + LIST_ROOM:
                     out.insert(at, item)
                     at += 1
     return out
 
 
-def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weights: dict[str, float]) -> None:
+def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weights: dict[str, float],
+                limit: int) -> None:
     """Makes ``out`` show the whole list that ``lead`` introduces, in the list's order and right after it, short
     items too ("Hotels"), when the list is what the question asks for and fits: the lead-in holds the
     question's most specific word that the lead-in and its items hold ("The following expenses require
     receipts:" for "when do i need a receipt?"; not "… removed from or changed in `Field`:" for "what replaces
-    `regex`?", which one item names), and lead-in and items fit within `DIRECT_ANSWER_CHARS` plus `LIST_ROOM`.
+    `regex`?", which one item names), and lead-in and items fit within ``limit`` plus `LIST_ROOM` characters.
     Its best-scored items alone would read as if they were all of it. Units from elsewhere then stay only as
     room allows."""
     items = []
@@ -599,17 +564,31 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
     held = set(weights) & (lead_words | set().union(*(tokenize(units[p].display) for p in items)))
     if not held or max(sorted(held), key=weights.get) not in lead_words:  # sorted: ties fall the same way each run
         return
-    if len(lead.unit.display) + sum(len(units[p].display) for p in items) > DIRECT_ANSWER_CHARS + LIST_ROOM:
+    if len(lead.unit.display) + sum(len(units[p].display) for p in items) > limit + LIST_ROOM:
         return
     at = {(x.passage, x.position): x for x in out}
     listed = [lead] + [at.get((lead.passage, p)) or _placed(lead, p, units) for p in items]
     rest = [x for x in out if x not in listed]
     kept = [x for x in rest if x.passage == lead.passage and x.position < lead.position]
     for x in rest:
-        if x not in kept and _size(kept + listed) + len(x.unit.display) <= DIRECT_ANSWER_CHARS + LIST_ROOM:
+        if x not in kept and _size(kept + listed) + len(x.unit.display) <= limit + LIST_ROOM:
             kept.append(x)
     before = [x for x in kept if x.passage == lead.passage and x.position < lead.position]
     out[:] = before + listed + [x for x in kept if x not in before]
+
+
+def _with_warnings(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
+    """``direct`` where a unit comes after the warning that qualifies it: a unit of the same section, before it,
+    that starts "Notice", "Warning", "Caution" or "Important" (a runbook's "**Notice**: User shouldn't increase
+    CPU limits unless …" above "Give specific container in the pod more CPU limits": without it the advice reads
+    as its opposite)."""
+    out = list(direct)
+    for c in direct:
+        warnings = [w for w in ranked if w.passage == c.passage and w.section == c.section
+                    and w.position < c.position and _WARNING.match(w.unit.display) and w not in out]
+        for w in sorted(warnings, key=lambda w: w.position):
+            out.insert(out.index(c), w)
+    return out
 
 
 def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
@@ -618,51 +597,44 @@ def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
     return replace(near, position=position, unit=units[position], pointer=False, replaces=False)
 
 
-def _direct_units(ranked: list[_Candidate], *, sections: frozenset[str] = frozenset()) -> list[_Candidate]:
-    """The best unit, plus up to two more that score almost as well (`SECOND_UNIT_SHARE`; not a pointer, nor a
-    unit under another heading inside the best unit's passage than the best unit's own) while the answer stays within
-    `DIRECT_ANSWER_CHARS`; a unit that introduces a list (ends with ":") brings the list's first items
-    as room allows; when the question asks what to do (``"action"`` in ``sections``, `asked_sections`), a best
-    unit that is an instruction brings the instructions after it in its section before any other unit, and no
-    unit joins from a section of a kind not asked for. In the passages' order (the strongest first, as they are
-    cited) and in reading order within each: "How much does the Team plan cost per user?" starts with the price
-    page's "$18 per user per month", not with the promotion's "$13.50 … instead of $18" that scored 0.003 more."""
+def _direct_units(ranked: list[_Candidate], share: float, limit: int) -> list[_Candidate]:
+    """The best unit, plus the next best units while each scores at least ``share`` of the best one's
+    probability and all fit in ``limit`` characters (both fitted with the reader, `knowledge.reader_fit`): a
+    fact split over two sentences, or a question asking two things, is answered whole. A unit that only points
+    elsewhere, or says what the best unit says, is left out; a unit that leans on the sentence before it comes
+    with that sentence; a unit that introduces a list brings its first items as room allows. In the passages'
+    order (the strongest first, as they are cited) and in reading order within each: "How much does the Team
+    plan cost per user?" starts with the price page's "$18 per user per month", not with the promotion's
+    "$13.50 … instead of $18" that the reader scored higher."""
     if not ranked:
         return []
     best = ranked[0]
     chosen = [best]
-    if "action" in sections and states_action(best.unit.display):
-        _add_followers(chosen, ranked, steps=True)  # its next steps, before any unit that scores almost as well
     for c in ranked[1:]:
-        if len(chosen) >= 3 or (c.score < SECOND_UNIT_SHARE * best.score and not (best.replaces and c.replaces)):
+        if c.score < share * best.score and not (best.replaces and c.replaces):
             break
-        if c.pointer or c in chosen:  # a link to elsewhere adds no fact to the answer; a step is in already
-            continue
-        if sections and c.kind not in (None, *sections):  # what it means is not what to do
+        if c.pointer or c.unit.display == best.unit.display:
             continue
         if best.replaces and not c.replaces:  # beside "`dict()` → `model_dump()`", only other such lines
             continue
-        if c.passage == best.passage and c.section != best.section and min(c.section, best.section) > 0:
-            continue  # under another heading of the passage than the best unit: another question (a FAQ)
-        if _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS and c.unit.display != best.unit.display:
+        if _size(chosen) + len(c.unit.display) <= limit:
             chosen.append(c)
     if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
         chosen += [c for c in ranked if c.passage == best.passage and c.position == best.position - 1
                    and c not in chosen]
     if leads_in(best.unit):  # a lead-in: its list's first items, as room allows
-        _add_followers(chosen, ranked, steps=False)
+        _add_followers(chosen, ranked, limit)
     return sorted(chosen, key=lambda c: (c.passage, c.position))
 
 
-def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], *, steps: bool) -> None:
-    """Adds to ``chosen`` up to 3 units that follow its first one in its section, while the answer stays within
-    `DIRECT_ANSWER_CHARS`: the list a lead-in introduces, or (``steps``) the next instructions after an
-    instruction ("Check your profile…" → "Submit a request to be upgraded…"): what the reader does next."""
+def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], limit: int) -> None:
+    """Adds to ``chosen`` up to 3 units that follow its first one in its section (the list a lead-in
+    introduces), while the answer stays within ``limit`` characters."""
     best = chosen[0]
     followers = [c for c in ranked if c.passage == best.passage and c.position > best.position
-                 and c.section == best.section and not c.pointer and (not steps or states_action(c.unit.display))]
+                 and c.section == best.section and not c.pointer]
     for c in sorted(followers, key=lambda c: c.position)[:3]:
-        if c not in chosen and _size(chosen) + len(c.unit.display) <= DIRECT_ANSWER_CHARS:
+        if c not in chosen and _size(chosen) + len(c.unit.display) <= limit:
             chosen.append(c)
 
 
@@ -679,16 +651,19 @@ def _chunk_index(p: Passage) -> int:
 def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int],
                  weights: dict[str, float]) -> str:
     """The direct answer as text: each unit (`_shown`, a long list item cut to its sentences that hold the
-    question's words, `_gist`) followed by its passage's citation number; sentences run on, list items and
-    table rows (of an answer of several units) go on lines of their own behind a bullet, as in the quotes
-    (Slack showed "max replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line)."""
+    question's words, `_gist`), and after the last of a run of units from one source its citation number (a
+    "[1]" after every sentence was noise); sentences run on, list items and table rows (of an answer of several
+    units) go on lines of their own behind a bullet, as in the quotes (Slack showed "max replicas too low [1] too
+    low value for requests such as CPU? [1]" as one run-on line)."""
     text, own_line = "", False
-    for c in direct:
+    for k, c in enumerate(direct):
         shown = _shown(c, units[c.passage])
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
         listed = c.unit.kind in (ITEM, ROW) and len(direct) > 1  # one unit alone needs no bullet
-        mark = f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]"  # not on a fence
+        last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
+        mark = "" if not last_of_source else (
+            f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]")  # not on a fence
         piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         if text:
             text += "\n" if listed or own_line else " "

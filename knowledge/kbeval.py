@@ -7,6 +7,8 @@ answered; per-language breakdown; ``ask`` latency percentiles (warm).
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,3 +121,81 @@ def _relative(path: str, root: Path) -> str:
         return Path(path).resolve().relative_to(root).as_posix()
     except ValueError:
         return path
+
+
+#: The seed of the one split of every labelled set into a fitting part and a validation part (issue 22: fit on
+#: one part, report on the other; never re-drawn, so no tuning leaks into the reported part).
+SPLIT_SEED = "minerva-split-1"
+
+
+def split_by_page(questions: list[dict], *, seed: str = SPLIT_SEED, validation_share: float = 0.5
+                  ) -> tuple[list[dict], list[dict]]:
+    """``(fitting, validation)``: ``questions`` split by page, so that no gold page is in both parts.
+
+    Questions that share a gold page (directly or through a chain of pages) form one group; a question
+    without gold pages (no-answer) is a group of its own, keyed by its id. A group goes to validation when the
+    SHA-256 of ``seed`` and its smallest key, read as a fraction in [0, 1), is below ``validation_share``: the
+    same group lands in the same part whatever else the set holds, so adding questions never moves old ones.
+    """
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    keys = [[f"page:{g}" for g in q.get("gold") or []] or [f"question:{q.get('id', q['question'])}"]
+            for q in questions]
+    for group in keys:
+        root(group[0])
+        for other in group[1:]:
+            parent[root(other)] = root(group[0])
+    members: dict[str, list[str]] = {}
+    for key in parent:
+        members.setdefault(root(key), []).append(key)
+    fitting, validation = [], []
+    for q, group in zip(questions, keys):
+        name = min(members[root(group[0])])
+        fraction = int(hashlib.sha256(f"{seed}\n{name}".encode()).hexdigest()[:12], 16) / 16 ** 12
+        (validation if fraction < validation_share else fitting).append(q)
+    return fitting, validation
+
+
+def holds_fact(text: str, must_contain: list[list[str]]) -> bool:
+    """Whether ``text`` holds the fact keyed by ``must_contain`` (kb-dev-v2): every group has one of its
+    alternatives in it, case-insensitive. An empty key holds nothing."""
+    text = text.lower()
+    return bool(must_contain) and all(any(alt.lower() in text for alt in group) for group in must_contain)
+
+
+def groups_held(text: str, must_contain: list[list[str]]) -> float:
+    """The share of ``must_contain``'s groups that ``text`` holds one alternative of (0 for an empty key)."""
+    text = text.lower()
+    if not must_contain:
+        return 0.0
+    return sum(any(alt.lower() in text for alt in group) for group in must_contain) / len(must_contain)
+
+
+#: A hint's words about an outdated page ("(2021 page: …)") name values the answer must NOT give.
+_OLD_PAGE = re.compile(r"\((?:2021|old|v1)[^)]*\)|\bold page\b|\b2021 page\b")
+
+
+def hint_values(hint: str) -> set[str]:
+    """The values an answer hint names, lower-cased: numbers ("$75", "35th"), `code` spans, and identifiers
+    (snake_case, camelCase, #channel, @decorator). A proxy key for sets without ``must_contain``."""
+    hint = _OLD_PAGE.split(hint)[0]
+    values = set(re.findall(r"(?<![\w.])\$?\d[\d,.]*(?:th|st|nd|rd)?", hint))
+    values |= set(re.findall(r"`([^`]+)`", hint))
+    values |= {w for w in re.findall(r"[#@]?[A-Za-z_][\w\-.]*", hint)
+               if "_" in w or w[0] in "#@" or re.search(r"[a-z][A-Z]", w)}
+    return {v.strip(".,").lower() for v in values if v.strip(".,")}
+
+
+def question_key(q: dict) -> list[list[str]]:
+    """What an answer to ``q`` must hold: its ``must_contain`` groups (kb-dev-v2), else one group of the
+    values its ``answer_hint`` names (`hint_values`: any one of them), else ``[]`` (no key: not scored)."""
+    if q.get("must_contain"):
+        return q["must_contain"]
+    values = hint_values(q.get("answer_hint") or "")
+    return [sorted(values)] if values else []

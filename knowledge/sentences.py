@@ -18,7 +18,7 @@ from functools import lru_cache
 import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
-UNITS_VERSION = 3
+UNITS_VERSION = 4
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -45,6 +45,8 @@ _MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _INLINE_CODE = regex.compile(r"(`+[^`\n]+?`+)")
 _LINK = regex.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
+#: A Markdown link reference definition (CommonMark §4.7): ``[label]: destination``.
+_LINK_DEFINITION = regex.compile(r"^\s*\[[^\]\n]+\]:\s*\S+")
 _CJK = regex.compile(r"[\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]")
 
 
@@ -70,8 +72,9 @@ class Unit:
     @property
     def answerable(self) -> bool:
         """Whether this unit can be (part of) a direct answer: a whole sentence, list item or table row
-        with at least a few words (3 Latin words or 6 CJK characters)."""
-        if self.kind not in ANSWER_KINDS or self.partial:
+        with at least a few words (3 Latin words or 6 CJK characters), not a Markdown link reference definition
+        (``[cgeform]: https://…``: the page's plumbing, no fact)."""
+        if self.kind not in ANSWER_KINDS or self.partial or _LINK_DEFINITION.match(self.display):
             return False
         return len(_WORD.findall(self.display)) >= 3 or len(_CJK.findall(self.display)) >= 6
 

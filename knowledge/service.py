@@ -18,8 +18,8 @@ import structlog
 
 from config import Settings, SourceConfig
 from knowledge import crosslingual
-from knowledge.answering import compose_answer, refuse_expired
-from knowledge.embedding import Embedder, load_embedder
+from knowledge.answering import compose_answer, reader_inputs, refuse_expired
+from knowledge.embedding import Embedder, EmbeddingCache, load_embedder
 from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
@@ -68,6 +68,7 @@ class KnowledgeBase:
         self._index: LoadedIndex | None = None
         self._failed: tuple[str | None, float] = (None, 0.0)  # a live generation that failed to load, and when
         self._lock = threading.Lock()
+        self._unit_cache: EmbeddingCache | None = None  # unit vectors of the cross-lingual model, by content hash
 
     @property
     def embedder(self) -> Embedder:
@@ -176,6 +177,29 @@ class KnowledgeBase:
             return answer
         return refuse_expired(answer, expired[0].title, _expired_on(self.index().documents[expired[0].doc_id]))
 
+    def _read_twice(self, question: str, candidates: list[Passage]) -> list[Passage]:
+        """``candidates`` whose units the answer reader may read carry their cross-lingual cosines too
+        (`knowledge.crosslingual.with_reader_cosines`), when the index has a cross-lingual model."""
+        model = self.index().manifest.get("crosslingual")
+        if not model or not candidates:
+            return candidates
+        with self._lock:
+            if self._unit_cache is None:
+                self._unit_cache = EmbeddingCache(self.home / "embeddings.sqlite")
+        return crosslingual.with_reader_cosines(question, candidates, model, self._unit_cache, self.settings.answer.low)
+
+    def reader_inputs(self, question: str) -> tuple[list[Passage], list, "np.ndarray"]:
+        """What the answer reader sees for ``question`` (`knowledge.answering.reader_inputs`), retrieved as
+        `ask` retrieves it: the passages a reply would quote, their answerable units and the units' feature
+        rows. For fitting the reader (`knowledge.reader_fit`)."""
+        question = validate_question(question, self.settings.answer.max_question_chars)
+        retriever = self._retriever()
+        candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES,
+                                                                 where=self._filter(None))[0])
+        terms = retriever.term_weights(question_tokens(question))
+        return reader_inputs(question, candidates, self.settings.answer, language=detect_language(question),
+                             term_weights=terms)
+
     def ask(self, question: str, *, where: SearchFilter | None = None) -> Answer:
         """Answer one question extractively, with citations, or refuse.
 
@@ -194,7 +218,7 @@ class KnowledgeBase:
         started = time.perf_counter()
         retriever = self._retriever()
         where = self._filter(where)  # the kill switch is read once per question
-        candidates = retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0]
+        candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0])
         terms = retriever.term_weights(question_tokens(question))
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
                                 term_weights=terms)

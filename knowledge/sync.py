@@ -25,7 +25,7 @@ from config import ChunkingConfig, Settings, SourceConfig
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
-from knowledge.crosslingual import crosslingual_model, embed_chunks
+from knowledge.crosslingual import crosslingual_model, embed_chunks, warm_unit_cache
 from knowledge.gate import DuplicateGate, gate_thresholds
 from knowledge.git_source import FileDates, list_git
 from knowledge.errors import (DocumentInvalid, DocumentStub, ForeignIndex, IndexIncompatible, IndexNotBuilt,
@@ -150,6 +150,8 @@ def sync(
             return _saved(home, report)
         chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, settings, progress, report)
         units = embed_units(chunks, embedder, home, progress)
+        if xl_model:  # the answer reader's second reading of each unit, ready before the first question
+            warm_unit_cache(chunks, xl_model, home, progress)
         report.generation = write_generation(
             home,
             model=embedder.name,

@@ -47,6 +47,8 @@ class Passage:
         unit_scores: ``((start, end, cosine), ...)`` of the chunk's embedded answer units against the
             question (`knowledge.sentences`); empty when the index has no unit vectors.
         outdated: the page marks itself out of date (front matter ``outdated: true``; issue 11 item 7).
+        unit_xl: ``((start, end, cosine), ...)`` of its answerable units under the cross-lingual model, for
+            the answer reader (`knowledge.crosslingual.with_reader_cosines`); empty when not read so.
     """
 
     chunk_id: str
@@ -65,6 +67,7 @@ class Passage:
     evidence: dict = field(default_factory=dict, compare=False)
     unit_scores: tuple = field(default=(), compare=False)
     outdated: bool = False
+    unit_xl: tuple = field(default=(), compare=False)
 
     @property
     def heading(self) -> str:
@@ -133,6 +136,14 @@ class Answer:
             (removed or marked by the grounding check; DESIGN.md's hallucination flag).
         generated: True when ``direct_answer`` was written by the configured generator, not extracted.
         follow_up_of: answer id of the earlier answer in the same Slack thread this question follows up on.
+        confidence: the fitted reader's probability that the direct answer holds the fact asked, in [0, 1]
+            (`knowledge.reader`); 0.0 for a refusal made before reading.
+        reader: what that probability was read from (`knowledge.reader.ANSWER_FEATURES` → value).
+        low_confidence_reason: why a low-confidence reply is one, in a few words ("another section may
+            answer it"); "" otherwise.
+        high_confidence: the reader's confidence reached its fitted "high" level (`knowledge.reader`).
+        closest: for a refusal, the closest pages searched (dicts with ``title``, ``url``, ``collection``),
+            at most two, offered as links, never quoted.
     """
 
     answer_id: str
@@ -153,6 +164,21 @@ class Answer:
     hallucination_flag: bool = False
     generated: bool = False
     follow_up_of: str | None = None
+    confidence: float = 0.0
+    reader: dict = field(default_factory=dict)
+    low_confidence_reason: str = ""
+    high_confidence: bool = False
+    closest: list[dict] = field(default_factory=list)
+
+    @property
+    def confidence_label(self) -> str:
+        """What the asker is told: ``"refused"``, ``"low"`` (with ``low_confidence_reason``), ``"high"`` (the
+        reader's confidence reached the level where ≥ 90 % of replies hold the fact) or ``""`` (no label)."""
+        if self.refused:
+            return "refused"
+        if self.low_confidence:
+            return "low"
+        return "high" if self.high_confidence else ""
 
     def to_json(self) -> dict:
         """The CLI/JSON contract of DESIGN.md: answer_id, answer, refused, citations[doc_id,title,url,score];
@@ -165,6 +191,10 @@ class Answer:
             "warnings": list(self.warnings),
             "refused": self.refused,
             "low_confidence": self.low_confidence,
+            "confidence": round(self.confidence, 3),
+            "low_confidence_reason": self.low_confidence_reason,
+            "confidence_label": self.confidence_label,
+            "closest": list(self.closest),
             "top_score": round(self.top_score, 4),
             "hallucination_flag": self.hallucination_flag,
             "generated": self.generated,
