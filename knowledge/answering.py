@@ -29,7 +29,7 @@ from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import (CODE, HEADING, ITEM, ROW, Unit, leads_in, list_lead_in, readable, section_path,
                                  sentences_of, split_units)
-from knowledge.tokenize import question_stems, question_tokens, tokenize
+from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
 
@@ -153,7 +153,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         language=language,
     )
     if not pool:
-        return refusal_with_closest(answer, candidates) if candidates else answer
+        return refusal_with_closest(answer, candidates, cfg.low) if candidates else answer
     weights = _weights(question, term_weights)
     ranked = _cite(answer, pool, high, weights, cfg, relative)
     model = current_model()
@@ -161,7 +161,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     answer.reader = dict(zip(ANSWER_FEATURES, (round(v, 4) for v in row)))
     answer.confidence = float(model.answer.prob(row)[0])
     if answer.confidence < model.refuse or not answer.passages:
-        return refusal_with_closest(answer, candidates)
+        return refusal_with_closest(answer, candidates, cfg.low)
     answer.low_confidence = answer.confidence < model.low or answer.passages[0].confidence != CONFIDENCE_HIGH
     answer.high_confidence = not answer.low_confidence and answer.confidence >= model.high
     answer.low_confidence_reason = _low_reason(answer) if answer.low_confidence else ""
@@ -180,12 +180,14 @@ def _low_reason(answer: Answer) -> str:
     return REASON_WEAK
 
 
-def refusal_with_closest(answer: Answer, candidates: list[Passage]) -> Answer:
-    """``answer`` as the plain refusal, offering the two closest pages of ``candidates`` (best first) as links:
-    the asker may read them, and nothing unrelated is quoted as if it answered."""
+def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float) -> Answer:
+    """``answer`` as the plain refusal, offering the two closest pages of ``candidates`` (best first) as links
+    when they score at least half the low-confidence cut-off ``low`` (below that they are unrelated: a lasagna
+    recipe's "closest" pages were a changelog and an office page): the asker may read them, and nothing is
+    quoted as if it answered."""
     closest, seen = [], set()
     for p in candidates:
-        if p.doc_id not in seen and len(closest) < 2:
+        if p.doc_id not in seen and len(closest) < 2 and p.score >= low / 2:
             seen.add(p.doc_id)
             closest.append({"title": p.title, "url": p.url, "collection": p.collection})
     refused = _refusal(answer, REFUSAL_TEXT)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import structlog
 
 from config import Settings, SourceConfig
@@ -188,7 +189,7 @@ class KnowledgeBase:
                 self._unit_cache = EmbeddingCache(self.home / "embeddings.sqlite")
         return crosslingual.with_reader_cosines(question, candidates, model, self._unit_cache, self.settings.answer.low)
 
-    def reader_inputs(self, question: str) -> tuple[list[Passage], list, "np.ndarray"]:
+    def reader_inputs(self, question: str) -> tuple[list[Passage], list, np.ndarray]:
         """What the answer reader sees for ``question`` (`knowledge.answering.reader_inputs`), retrieved as
         `ask` retrieves it: the passages a reply would quote, their answerable units and the units' feature
         rows. For fitting the reader (`knowledge.reader_fit`)."""

@@ -384,8 +384,8 @@ def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
                     quotes=[sentence, "Receipts are required for lodging."], citation_numbers=[1, 2])
     assert plain_text(answer) == f"{sentence} [1]\n\nReceipts are required for lodging. [2]"
     # the quote is the passage as written: its Markdown and link targets do not make it say more
-    marked = replace(answer, quotes=[f"**In the case of [individual travel](https://x/t)**, you may estimate your "
-                                     f"expenses from your authorization in _Concur_.", "Receipts are required."])
+    marked = replace(answer, quotes=["**In the case of [individual travel](https://x/t)**, you may estimate your "
+                                     "expenses from your authorization in _Concur_.", "Receipts are required."])
     assert plain_text(marked) == f"{sentence} [1]\n\nReceipts are required. [2]"
 
 

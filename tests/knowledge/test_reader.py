@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from knowledge.kbeval import holds_fact, question_key, split_by_page
-from knowledge.reader import ANSWER_FEATURES, FEATURES, Logistic, ReaderModel, current_model, load_model, using
+from knowledge.reader import ANSWER_FEATURES, FEATURES, ReaderModel, current_model, load_model, using
 from knowledge.reader_fit import fit_logistic, thresholds
 from tests.conftest import CORPUS, EVAL, needs_shared, synced_kb
 
