@@ -93,10 +93,10 @@ def split_graphemes(text: str, limit: int) -> list[str]:
 
 def _cut_position(text: str, limit: int, floor: int) -> int:
     """Where to cut ``text`` (longer than ``limit``): the last line end past half the limit, else the last
-    grapheme boundary outside any entity or link, else (an oversized cluster) the last offset outside one,
+    space past half the limit, else the last grapheme boundary outside any entity or link, else (an oversized cluster) the last offset outside one,
     else (an oversized link) the last grapheme boundary; always in (``floor``, ``limit``]."""
     inside = _inside_atoms(text, limit)
-    best = line_end = boundary = None
+    best = line_end = space = boundary = None
     for cluster in _GRAPHEME.finditer(text):
         end = cluster.end()
         if end > limit:
@@ -108,8 +108,12 @@ def _cut_position(text: str, limit: int, floor: int) -> int:
             best = end
             if text[end - 1] == "\n":
                 line_end = end
+            elif text[end - 1].isspace():
+                space = end
     if line_end is not None and line_end > limit // 2 + 1:
         return line_end
+    if space is not None and space > limit // 2 + 1:  # text without line breaks: between words, not inside one
+        return space
     if best is not None:
         return best
     free = next((p for p in range(limit, floor, -1) if p not in inside), None)

@@ -115,6 +115,16 @@ def test_split_graphemes_prefers_line_ends_and_drops_blank_pieces() -> None:
     assert split_graphemes("   \n   ", 3) == []
 
 
+def test_text_without_line_breaks_is_cut_between_words() -> None:
+    words = " ".join(f"word{i:04d}" for i in range(800))  # 7,199 characters, no line break
+
+    pieces = split_graphemes(words, 3000)
+
+    assert all(len(p) <= 3000 for p in pieces) and len(pieces) == 3
+    assert all(len(p.rstrip().split(" ")[-1]) == 8 and p.startswith("word") for p in pieces)  # whole words
+    assert "".join(pieces) == words
+
+
 def test_split_graphemes_terminates_on_a_cluster_longer_than_the_limit() -> None:
     zalgo = "Z" + "\u0336\u0317" * 200  # one grapheme, 401 code points
     pieces = split_graphemes(zalgo + " ok", 100)
