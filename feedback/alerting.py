@@ -246,6 +246,21 @@ def failed_deliveries(conn: Connection, *, route: str) -> list[str]:
     return [r["fingerprint"] for r in found]
 
 
+def failure_streak(conn: Connection, *, route: str) -> tuple[int, datetime | None]:
+    """How many posting attempts on ``route`` failed in a row up to the latest one (an attempt: the posts logged
+    at one ``sent_at``; it failed when any of its posts did), and when the latest failed one was; ``(0, None)``
+    when the latest attempt succeeded or there was none."""
+    found = rows(conn, "SELECT sent_at, max(CASE WHEN error IS NULL THEN 0 ELSE 1 END) AS failed "
+                       "FROM alert_notifications WHERE route = :route GROUP BY sent_at ORDER BY sent_at DESC LIMIT 64",
+                 route=route)
+    streak = 0
+    for r in found:
+        if not r["failed"]:
+            break
+        streak += 1
+    return streak, (parse_utc(found[0]["sent_at"]) if streak else None)
+
+
 def notifications(conn: Connection, fingerprint: str | None = None) -> list[dict[str, Any]]:
     """The notification log, oldest first (one alert's when ``fingerprint`` is given).
 

@@ -347,6 +347,28 @@ def undelivered(store, *, route: str) -> list[str]:
         return alert_store.failed_deliveries(conn, route=route)
 
 
+#: The wait before posting again to a route whose posts failed ``n`` times in a row: none after one failure (the
+#: next sweep), then 5 minutes doubling with each failure, at most 6 hours — a channel that refuses posts
+#: (archived, bot removed) is not hit on every sweep, and one that recovers is back within the cap.
+RESEND_FIRST_WAIT = timedelta(minutes=5)
+RESEND_MAX_WAIT = timedelta(hours=6)
+
+
+def resend_wait(store, *, route: str, now: datetime) -> timedelta:
+    """How long to wait before posting the undelivered items of ``route`` again (`RESEND_FIRST_WAIT`,
+    `RESEND_MAX_WAIT`); zero when they may go now.
+
+    Raises:
+        StoreUnavailable: the database failed.
+    """
+    with store.snapshot() as conn:
+        streak, last = alert_store.failure_streak(conn, route=route)
+    if streak <= 1 or last is None:
+        return timedelta(0)
+    wait = min(RESEND_FIRST_WAIT * 2 ** (streak - 2), RESEND_MAX_WAIT)
+    return max(timedelta(0), last + wait - now)
+
+
 def acknowledge(store, fingerprint_or_prefix: str, *, by: str, now: datetime) -> Alert:
     """Acknowledge an alert: no reminders until it resolves (a new episode notifies again).
 

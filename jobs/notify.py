@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
@@ -114,7 +114,8 @@ async def send_digest(store, config: AlertsConfig, notifier: Notifier | None, *,
 
 
 async def resend_undelivered(store, config: AlertsConfig, notifier: Notifier | None, *, now: datetime) -> list[Delivery]:
-    """Post again, to their digest channel, the digest items whose last post failed (see `alerts.undelivered`).
+    """Post again, to their digest channel, the digest items whose last post failed (see `alerts.undelivered`),
+    unless the route's posts failed several times in a row and its back-off has not passed (`alerts.resend_wait`).
 
     Returns:
         One delivery per digest kind that had items to resend ([] when none had, or nothing could be posted).
@@ -123,6 +124,10 @@ async def resend_undelivered(store, config: AlertsConfig, notifier: Notifier | N
     for kind, (route, _) in KINDS.items():
         fingerprints = await asyncio.to_thread(alerts.undelivered, store, route=route)
         if not fingerprints:
+            continue
+        wait = await asyncio.to_thread(alerts.resend_wait, store, route=route, now=now)
+        if wait > timedelta(0):  # the channel refused posts several times in a row: back off
+            log.info("digest.resend_backoff", kind=kind, items=len(fingerprints), wait_seconds=int(wait.total_seconds()))
             continue
         digest = (await asyncio.to_thread(build_digest, store, config, kind=kind, now=now)).only(fingerprints)
         channel = config.routing.daily_digest_channel if kind == "daily" else config.routing.weekly_digest_channel

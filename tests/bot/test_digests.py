@@ -36,7 +36,7 @@ from jobs import alerts
 from jobs.alerts import evaluate, fingerprint
 from jobs.digest import build_digest
 from jobs.findings import Finding
-from jobs.notify import notify_now, send_digest
+from jobs.notify import notify_now, resend_undelivered, send_digest
 from jobs.runner import JobEnv, JobRunner
 from jobs.report import NO_DATA, build_report
 from knowledge import KnowledgeBase
@@ -222,6 +222,26 @@ async def test_four_429s_on_a_digest_reply_are_undelivered_alerted_and_resent_on
                   if s.alert.alert == "slack_delivery_failed"]
     assert failure.state == "resolved"
     assert await runner.run("critical_notifications") and len(fake_slack.calls_to("chat.postMessage")) == 7
+
+
+async def test_a_channel_that_keeps_refusing_posts_is_tried_again_with_a_growing_wait(
+        store, config: AlertsConfig, fake_slack) -> None:
+    fire(store, config, "bad_documents", bad_docs(2))
+    fake_slack.fail_next("chat.postMessage", error="is_archived", times=100)
+    notifier = notifier_for(fake_slack)
+    posts = lambda: len(fake_slack.calls_to("chat.postMessage"))  # noqa: E731
+
+    await send_digest(store, config, notifier, kind="daily", now=NOW)  # fails once: the next sweep tries again
+    await resend_undelivered(store, config, notifier, now=NOW + timedelta(minutes=5))
+    tried = posts()
+    with structlog.testing.capture_logs() as logs:
+        await resend_undelivered(store, config, notifier, now=NOW + timedelta(minutes=9))  # twice: waits 5 minutes
+
+    assert tried == 2 and posts() == tried
+    assert [e["wait_seconds"] for e in logs if e["event"] == "digest.resend_backoff"] == [60]
+    await resend_undelivered(store, config, notifier, now=NOW + timedelta(minutes=10))
+    assert posts() == tried + 1
+    assert alerts.resend_wait(store, route="daily", now=NOW + timedelta(minutes=10)) == timedelta(minutes=10)
 
 
 @pytest.mark.parametrize("error", ["token_revoked", "invalid_auth"])
