@@ -18,6 +18,7 @@ from config.settings import (
     SourceConfig,
     load_settings,
     read_yaml_mapping,
+    slack_owner_id,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "SourceConfig",
     "load_settings",
     "read_yaml_mapping",
+    "slack_owner_id",
 ]

@@ -31,6 +31,20 @@ class ConfigError(Exception):
 
 #: A Slack user id (U…, W… on Enterprise Grid) or user group id (S…): who owns a collection's pages.
 _SLACK_OWNER = re.compile(r"^[UWS][A-Z0-9]{2,}$")
+#: The same ids as Slack writes them in text: a mention ``<@U…>`` or a user-group mention ``<!subteam^S…|@team>``.
+_SLACK_OWNER_MENTION = re.compile(r"^<(?:@|!subteam\^)([UWS][A-Z0-9]{2,})(?:\|[^>]*)?>$")
+
+
+def slack_owner_id(value: object) -> str | None:
+    """The Slack user or user-group id ``value`` names (``"U024BE7LH"``, ``"<@U024BE7LH>"``,
+    ``"<!subteam^S0614TZR7|@docs>"`` → the id), or None when it names none: a channel name ("general"), a
+    broadcast ("<!channel>"), an e-mail address or a person's name is never taken for an owner, so findings
+    are never posted to a channel by mistake (issue 27 item 3)."""
+    text = str(value or "").strip()
+    if _SLACK_OWNER.match(text):
+        return text
+    mention = _SLACK_OWNER_MENTION.match(text)
+    return mention.group(1) if mention else None
 
 
 @dataclass

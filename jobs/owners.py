@@ -26,6 +26,8 @@ from typing import Any
 
 import structlog
 
+from config import slack_owner_id
+
 from config.alerts import AlertsConfig
 from jobs import alerts
 
@@ -72,8 +74,10 @@ class OwnerReport:
 
 
 def owner_of(doc: dict, defaults: dict[str, str]) -> str:
-    """The page's owner: front matter ``owner``, else its collection's default, else ""."""
-    return str(doc.get("owner") or defaults.get(doc.get("collection", ""), "") or "").strip()
+    """The page's owner: front matter ``owner`` when it is a Slack user or user group id (`slack_owner_id`: an
+    index built before ingest checked it may hold "general" or "<!channel>"), else its collection's default,
+    else ""."""
+    return slack_owner_id(doc.get("owner")) or slack_owner_id(defaults.get(doc.get("collection", ""))) or ""
 
 
 def collect(store, config: AlertsConfig, documents: dict[str, dict], defaults: dict[str, str], *,

@@ -21,7 +21,7 @@ import numpy as np
 import structlog
 from filelock import FileLock
 
-from config import ChunkingConfig, Settings, SourceConfig
+from config import ChunkingConfig, Settings, SourceConfig, slack_owner_id
 from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
@@ -229,6 +229,10 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
             documents[file.doc_id] = old
         return
     doc = _document_record(file, source, parsed, file_hash, chunker)
+    if parsed.metadata.get("owner") and not doc["owner"]:  # never a channel name or a broadcast
+        report.warnings.append(f"{file.doc_id}: front matter owner {str(parsed.metadata['owner'])[:80]!r} is not a "
+                               "Slack user or user group id (U…, W…, S…, or <@U…>): ignored, the collection's owner "
+                               "is told instead")
     for sentence in parsed.dropped:  # say what the reader will not find, and why
         report.warnings.append(f"{file.doc_id}: left out a sentence with an unresolved template variable: "
                                f"{sentence[:160]}")
@@ -270,7 +274,7 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "path": str(file.abs_path),
         "title": parsed.title,
         "url": document_url(source, file.rel_path),
-        "owner": str(meta.get("owner") or ""),
+        "owner": slack_owner_id(meta.get("owner")) or "",
         "last_modified": last_modified.isoformat(),
         "date_source": date_source,
         "indexed_at": now.isoformat(),
