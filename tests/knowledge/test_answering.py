@@ -387,6 +387,10 @@ def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
     marked = replace(answer, quotes=["**In the case of [individual travel](https://x/t)**, you may estimate your "
                                      "expenses from your authorization in _Concur_.", "Receipts are required."])
     assert plain_text(marked) == f"{sentence} [1]\n\nReceipts are required. [2]"
+    # a quote that adds one short sentence to what the direct answer says is not shown either; one that says
+    # mostly something else is
+    longer = replace(answer, quotes=[f"{sentence} Keep the receipts.", f"Hotels are booked in Concur. {sentence[:40]}"])
+    assert plain_text(longer) == f"{sentence} [1]\n\nHotels are booked in Concur. {sentence[:40]} [2]"
 
 
 def test_links_that_lead_nowhere_show_their_label_and_code_is_left_alone():
