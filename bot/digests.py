@@ -138,6 +138,10 @@ class SlackNotifier:
                  findings=len(report.findings), failed=sum(not d.ok for d in deliveries))
         return deliveries
 
+    async def post_reply(self, channel: str, thread_ts: str | None, text: str, blocks: list[dict]) -> Delivery:
+        """Post a stored answer again in its thread (`jobs.notify.resend_replies`); never raises."""
+        return await self._post(channel, SlackMessage(text=text, blocks=blocks or None), thread_ts=thread_ts)
+
     async def _post(self, channel: str, message: SlackMessage, *, thread_ts: str | None = None) -> Delivery:
         if self.revoked:
             return Delivery(channel, error=self.revoked)

@@ -17,6 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
+import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -38,6 +39,9 @@ from knowledge import (
 
 log = structlog.get_logger(__name__)
 
+#: Slack errors after which the same reply can succeed later: it is kept and posted again (`jobs.notify`).
+RETRYABLE_ERRORS = frozenset({"ratelimited", "internal_error", "service_unavailable", "fatal_error",
+                              "request_timeout", "unknown_error"})
 FAILURE_TEXT = "Sorry, something went wrong while answering. The team has been notified; please try again later."
 NOT_READY_TEXT = "The knowledge base is not ready yet (nothing has been ingested). Please try again later."
 NO_WORDS_TEXT = ("I didn't find a question in that message (only emoji, mentions or links). "
@@ -60,19 +64,38 @@ class Responder:
         """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message)."""
         channel, user = event.get("channel"), event.get("user")
         thread_ts = event.get("thread_ts") or event.get("ts")
-        text, blocks = await self._answer(question, channel=channel, thread_ts=thread_ts, user=user, is_dm=is_dm)
+        text, blocks, answer_id = await self._answer(question, channel=channel, thread_ts=thread_ts, user=user,
+                                                     is_dm=is_dm)
         try:
             # An empty blocks array is rejected by Slack (invalid_blocks): omit it for text-only replies.
             await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks or None,
                                           unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
-            log.error("slack.post_failed", error=exc.response.get("error"), channel=channel)
-            if blocks:  # e.g. invalid_blocks / msg_too_long: still tell the user something
+            error = exc.response.get("error") or "unknown_error"
+            log.error("slack.post_failed", error=error, channel=channel, answer_id=answer_id)
+            if answer_id and error in RETRYABLE_ERRORS:  # Slack is busy: the sweep posts it again
+                await self._keep(answer_id, channel, thread_ts, text, blocks, error)
+            elif blocks:  # e.g. invalid_blocks / msg_too_long: still tell the user something
                 await _post_quietly(client, channel=channel, thread_ts=thread_ts, text=FAILURE_TEXT)
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("slack.post_failed", error=repr(exc), channel=channel, answer_id=answer_id)
+            if answer_id:
+                await self._keep(answer_id, channel, thread_ts, text, blocks, "network_error")
+
+    async def _keep(self, answer_id: str, channel: str, thread_ts: str | None, text: str, blocks: list[dict],
+                    error: str) -> None:
+        """Stores a reply Slack did not take, to be posted again by the monitoring sweep (issue 27 item 4)."""
+        keep = functools.partial(self.store.keep_undelivered_reply, answer_id, channel=channel, thread_ts=thread_ts,
+                                 text=text, blocks=blocks, error=error, now=datetime.now(timezone.utc))
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.executor, keep)
+            log.warning("reply.kept_for_retry", answer_id=answer_id, channel=channel, error=error)
+        except Exception:
+            log.exception("reply.keep_failed", answer_id=answer_id)
 
     async def answer_command(self, command: dict, respond) -> None:
         """Answer ``/ask question`` through the command's response_url, visible in the channel."""
-        text, blocks = await self._answer(command.get("text", ""), channel=command.get("channel_id"), thread_ts=None,
+        text, blocks, _ = await self._answer(command.get("text", ""), channel=command.get("channel_id"), thread_ts=None,
                                           user=command.get("user_id"), is_dm=command.get("channel_name") == "directmessage")
         try:
             await respond(text=text, blocks=blocks or None, response_type="in_channel" if blocks else "ephemeral")
@@ -121,15 +144,17 @@ class Responder:
             ]},
         ]
 
-    async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool) -> tuple[str, list[dict]]:
-        """(fallback text, blocks) for a question in Slack markup; blocks are [] for error messages and hints.
+    async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool
+                      ) -> tuple[str, list[dict], str | None]:
+        """(fallback text, blocks, answer id) for a question in Slack markup; blocks are [] and the id None for
+        error messages and hints.
 
         The question is cleaned (`bot.slack_text.normalise_question`) before retrieval and before it is stored;
         one with no words left gets a hint and is not recorded (it is no refusal: there was nothing to answer).
         """
         question = normalise_question(question)
         if question and not has_words(question):
-            return NO_WORDS_TEXT, []
+            return NO_WORDS_TEXT, [], None
         loop = asyncio.get_running_loop()
         try:
             earlier = await loop.run_in_executor(self.executor, self._thread, channel, thread_ts)
@@ -139,18 +164,19 @@ class Responder:
             answer = await loop.run_in_executor(self.executor, ask)
             answer.follow_up_of = earlier[-1]["answer_id"] if earlier else None
         except QuestionInvalid as exc:
-            return str(exc), []
+            return str(exc), [], None
         except IndexNotBuilt:
-            return NOT_READY_TEXT, []
+            return NOT_READY_TEXT, [], None
         except Exception:
             log.exception("answer.failed", channel=channel, user=user)
-            return FAILURE_TEXT, []
+            return FAILURE_TEXT, [], None
         answer = await self._generate(answer, [row["question"] for row in earlier])
         try:
             await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)
         except Exception:  # the answer is still worth posting; the log has the detail
             log.exception("answer.record_failed", answer_id=answer.answer_id)
-        return fallback_text(answer), answer_blocks(answer)
+            return fallback_text(answer), answer_blocks(answer), None
+        return fallback_text(answer), answer_blocks(answer), answer.answer_id
 
     def _filter(self, user: str | None, is_dm: bool) -> SearchFilter:
         """Channels never see restricted collections; DMs see those whose ``allowed`` list names the user."""

@@ -27,7 +27,7 @@ RETRIEVED_KEYS = ("chunk_id", "doc_id", "score")
 #: Columns stored as JSON text, decoded again by `fetch_answer`.
 JSON_COLUMNS = ("retrieved", "cited_doc_ids", "visibility")
 #: Columns stored as INTEGER 0/1, returned as bool by `fetch_answer`.
-BOOL_COLUMNS = ("refused", "low_confidence", "hallucination_flag", "generated")
+BOOL_COLUMNS = ("refused", "low_confidence", "hallucination_flag", "generated", "delivered")
 
 
 def build_answer_row(

@@ -367,6 +367,15 @@ def _quarantine_leases_and_portable_passages(db: sqlite_utils.Database) -> None:
     db.execute("DROP TRIGGER IF EXISTS answers_passages")
 
 
+def _undelivered_replies(db: sqlite_utils.Database) -> None:
+    """Issue 27 item 4: a Slack reply that could not be posted is kept to post again (``reply_retries``) and its
+    answer says so (``answers.delivered`` = 0 until it gets through)."""
+    db.execute("ALTER TABLE answers ADD COLUMN delivered INTEGER NOT NULL DEFAULT 1")
+    db.execute(str(CreateTable(schema.reply_retries, if_not_exists=True).compile(dialect=SQLITE)))
+    for index in schema.reply_retries.indexes:
+        db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only. A new store (SQLite or
 #: PostgreSQL) is created from `feedback.schema` at the newest version instead (`create_current`).
 MIGRATIONS: list[Migration] = [
@@ -378,6 +387,7 @@ MIGRATIONS: list[Migration] = [
     _retention,
     _hallucination_index,
     _quarantine_leases_and_portable_passages,
+    _undelivered_replies,
 ]
 
 

@@ -63,6 +63,7 @@ answers = Table(
     Column("generated", Integer, nullable=False, server_default=text("0")),
     Column("follow_up_of", Text),
     Column("redacted_at", Text),                       # set when retention removed the question text
+    Column("delivered", Integer, nullable=False, server_default=text("1")),  # 0: the Slack reply never got through
     Index("idx_answers_created_at", "created_at"),
     # Covering index for the monitoring jobs' window aggregates (issue 4).
     Index("idx_answers_window", "created_at", "answer_id", "refused", "top_score", "language"),
@@ -79,6 +80,20 @@ citations = Table(
     Column("rank", Integer, nullable=False),           # 1 = first citation shown
     PrimaryKeyConstraint("answer_id", "doc_id"),
     Index("idx_citations_doc_id", "doc_id"),
+)
+
+#: Slack replies that could not be posted, kept to post again (`feedback.replies`); gone once posted or given up.
+reply_retries = Table(
+    "reply_retries", METADATA,
+    Column("answer_id", Text, _answer_ref(), primary_key=True),
+    Column("channel", Text, nullable=False),
+    Column("thread_ts", Text),
+    Column("text", Text, nullable=False),              # the reply's fallback text
+    Column("blocks", Text, nullable=False),            # JSON list of Block Kit blocks
+    Column("attempts", Integer, nullable=False),       # failed posts so far
+    Column("next_try_at", Text, nullable=False),
+    Column("last_error", Text, nullable=False),
+    Index("idx_reply_retries_due", "next_try_at"),
 )
 
 #: The retrieved passages of an answer as rows (so jobs join instead of parsing JSON); written with it.

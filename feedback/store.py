@@ -57,6 +57,7 @@ from feedback.migrations import (
     create_current,
     current_version,
 )
+from feedback.replies import due_replies, keep_undelivered, reply_delivered, reply_failed_again
 from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
 from feedback.votes import VoteResult, count_reasons, insert_first_vote, fetch_votes, set_vote_reason, upsert_vote
 
@@ -384,6 +385,33 @@ class FeedbackStore:
         """
         with self.transaction() as conn:
             return insert_flag(conn, answer_id, user_id, reason, created_at)
+
+    def keep_undelivered_reply(self, answer_id: str, *, channel: str, thread_ts: str | None, text: str,
+                               blocks: list[dict], error: str, now: datetime) -> None:
+        """Stores a Slack reply that could not be posted, to post again (`feedback.replies`); its answer row
+        says ``delivered`` False until it gets through.
+
+        Raises:
+            StoreUnavailable: the database failed; nothing was stored.
+        """
+        with self.transaction() as conn:
+            keep_undelivered(conn, answer_id, channel=channel, thread_ts=thread_ts, text=text, blocks=blocks,
+                             error=error, now=now)
+
+    def due_replies(self, now: datetime) -> list[dict[str, Any]]:
+        """The stored replies due to be posted again (`feedback.replies.due_replies`)."""
+        with self.snapshot() as conn:
+            return due_replies(conn, now)
+
+    def reply_delivered(self, answer_id: str) -> None:
+        """A stored reply got through: its answer is delivered and the stored copy goes."""
+        with self.transaction() as conn:
+            reply_delivered(conn, answer_id)
+
+    def reply_failed_again(self, answer_id: str, *, error: str, now: datetime, give_up_after: int) -> bool:
+        """One more failed try of a stored reply; True when it was the last (`feedback.replies`)."""
+        with self.transaction() as conn:
+            return reply_failed_again(conn, answer_id, error=error, now=now, give_up_after=give_up_after)
 
     def record_gap_scores(
         self, run_id: str, scores: list[dict[str, Any]], *, generation: str, measured_at: datetime | None = None

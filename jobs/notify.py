@@ -67,6 +67,10 @@ class Notifier(Protocol):
         """Post a digest; one delivery per message (main first), each naming the alerts it carried."""
         ...
 
+    async def post_reply(self, channel: str, thread_ts: str | None, text: str, blocks: list[dict]) -> Delivery:
+        """Post an answer that could not be posted before, in its thread."""
+        ...
+
 
 async def notify_now(store, config: AlertsConfig, notifier: Notifier | None, *, now: datetime) -> list[Delivery]:
     """Post every alert due on the "now" route (critical) to the alert channel, batched into few messages.
@@ -135,6 +139,40 @@ async def resend_undelivered(store, config: AlertsConfig, notifier: Notifier | N
             continue
         log.info("digest.resending", kind=kind, items=len(digest.notices), channel=channel)
         deliveries.append(await _post_digest(store, config, notifier, channel, digest, None, now=now))
+    return deliveries
+
+
+#: Tries of an answer's Slack reply in all (the first one included) before it is given up and alerted on.
+REPLY_TRIES = 4
+
+
+async def resend_replies(store, config: AlertsConfig, notifier: Notifier | None, *, now: datetime) -> list[Delivery]:
+    """Post again the answers Slack did not take when they were asked (`feedback.replies`), in their threads.
+
+    A reply that fails `REPLY_TRIES` times in all is given up: its answer stays ``delivered`` False and a
+    ``slack_delivery_failed`` alert is raised for its channel (posted to the alert channel at once).
+
+    Returns:
+        One delivery per reply posted or given up (a try that will be repeated is not one); [] when none is
+        due or nothing can post (no notifier, or paused).
+    """
+    if notifier is None or notifier.paused:
+        return []
+    deliveries = []
+    for reply in await asyncio.to_thread(store.due_replies, now):
+        delivery = await notifier.post_reply(reply["channel"], reply["thread_ts"], reply["text"], reply["blocks"])
+        if delivery.ok:
+            await asyncio.to_thread(store.reply_delivered, reply["answer_id"])
+            log.info("reply.resent", answer_id=reply["answer_id"], channel=reply["channel"], tries=reply["attempts"] + 1)
+            deliveries.append(delivery)  # clears the channel's delivery alert, if one was raised
+            continue
+        last = await asyncio.to_thread(store.reply_failed_again, reply["answer_id"], error=delivery.error, now=now,
+                                       give_up_after=REPLY_TRIES)
+        if last:
+            log.error("reply.given_up", answer_id=reply["answer_id"], channel=reply["channel"], error=delivery.error)
+            deliveries.append(delivery)
+    if deliveries:
+        await asyncio.to_thread(record_delivery_health, store, config, deliveries, now=now)
     return deliveries
 
 

@@ -27,7 +27,8 @@ from config.alerts import AlertsConfig
 from feedback import utcnow
 from jobs import alerts, runs
 from jobs.findings import Finding, JobContext
-from jobs.notify import Delivery, Notifier, Undelivered, failures_of, notify_now, resend_undelivered, send_digest
+from jobs.notify import (Delivery, Notifier, Undelivered, failures_of, notify_now, resend_replies, resend_undelivered,
+                         send_digest)
 
 log = structlog.get_logger(__name__)
 
@@ -114,11 +115,13 @@ class JobRunner:
         self._notify_lock: asyncio.Lock | None = None
 
     async def _notify_now(self, store, now: datetime, *, resend: bool = False) -> list[Delivery]:
-        """Post due critical alerts (and, with ``resend``, the digest items a failed post left undelivered)."""
+        """Post due critical alerts (and, with ``resend``, the digest items and answers a failed post left
+        undelivered)."""
         async with self._lock():
             deliveries = await notify_now(store, self.env.config, self.env.notifier, now=now)
             if resend:
                 deliveries += await resend_undelivered(store, self.env.config, self.env.notifier, now=now)
+                deliveries += await resend_replies(store, self.env.config, self.env.notifier, now=now)
             return deliveries
 
     async def _send_digest(self, store, now: datetime, **kwargs) -> None:

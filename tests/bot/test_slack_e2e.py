@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -271,6 +272,62 @@ async def test_rate_limited_post_is_retried_and_posted_once(bot: Bot) -> None:
     assert first == second and second["thread_ts"] == event["ts"]
     assert FAILURE_TEXT not in json.dumps(second)
     assert len(bot.answer_rows()) == 1
+
+
+async def _undelivered_row(bot: Bot, timeout: float = 10.0) -> dict:
+    """The one answer row, once it says its reply was not delivered (the bot stores that after its last try)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = bot.answer_rows()
+        if rows and rows[0]["delivered"] == 0:
+            return rows[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no undelivered answer row: {bot.answer_rows()}")
+
+
+async def test_a_reply_lost_to_four_429s_is_kept_and_posted_by_the_next_sweep(bot: Bot) -> None:
+    from bot.digests import SlackNotifier
+    from config.alerts import load_alerts_config
+    from jobs.notify import resend_replies
+
+    bot.fake.fail_next("chat.postMessage", status=429, retry_after=0, times=4)
+    event = await bot.mention(PRO_QUESTION)
+    await bot.fake.wait_for("chat.postMessage", count=4)
+    row = await _undelivered_row(bot)
+    assert len(bot.fake.calls_to("chat.postMessage")) == 4 and row["delivered"] == 0  # the answer row says so
+
+    notifier = SlackNotifier(make_client("xoxb-test", bot.fake.url), seconds_between_posts=0)
+    now = datetime.now(timezone.utc)
+    assert await resend_replies(bot.store, load_alerts_config(), notifier, now=now) == []  # not due yet
+    (delivery,) = await resend_replies(bot.store, load_alerts_config(), notifier, now=now + timedelta(minutes=2))
+
+    resent = bot.fake.calls_to("chat.postMessage")[-1]["body"]
+    assert delivery.ok and resent["thread_ts"] == event["ts"] and resent["channel"] == "C1"
+    assert "600" in json.dumps(resent) and bot.store.get_answer(row["answer_id"])["delivered"] is True
+    assert await resend_replies(bot.store, load_alerts_config(), notifier, now=now + timedelta(hours=1)) == []
+
+
+async def test_a_reply_that_never_gets_through_is_given_up_after_four_tries_and_alerted(bot: Bot) -> None:
+    from bot.digests import SlackNotifier
+    from config.alerts import load_alerts_config
+    from jobs import alerts
+    from jobs.notify import REPLY_TRIES, resend_replies
+
+    bot.fake.fail_next("chat.postMessage", error="internal_error", times=100)
+    await bot.mention(PRO_QUESTION)
+    await _undelivered_row(bot)
+    notifier = SlackNotifier(make_client("xoxb-test", bot.fake.url), seconds_between_posts=0)
+    config, now = load_alerts_config(), datetime.now(timezone.utc)
+
+    given_up = []
+    for minutes in (2, 4, 8, 16, 32):  # the wait doubles: 1, 2, 4 minutes after each failed try
+        given_up += await resend_replies(bot.store, config, notifier, now=now + timedelta(minutes=minutes))
+
+    assert len(bot.fake.calls_to("chat.postMessage")) == REPLY_TRIES  # the first post and three more
+    (delivery,) = given_up
+    assert delivery.error == "internal_error" and bot.answer_rows()[0]["delivered"] == 0
+    firing = [s.alert for s in alerts.list_alerts(bot.store, config, states=("firing",), now=now + timedelta(hours=1))]
+    assert [(a.alert, a.labels["channel"]) for a in firing] == [("slack_delivery_failed", "C1")]
 
 
 async def test_rejected_blocks_still_leave_the_user_a_message(bot: Bot) -> None:

@@ -206,6 +206,7 @@ def test_answer_round_trip(store: FeedbackStore) -> None:
         "generated": False,
         "follow_up_of": None,
         "redacted_at": None,
+        "delivered": True,
     }
 
 
