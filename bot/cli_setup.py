@@ -71,7 +71,7 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
     click.echo(f"  minerva {where} ingest                      # index the pages (re-run after changes)")
     click.echo(f"  minerva {where} ask \"your question\"        # answers with citations")
     click.echo(f"  minerva {where} serve                       # the Slack bot (set SLACK_BOT_TOKEN first, "
-               "README \"Connect to Slack\")")
+               "docs/slack.md)")
     click.echo(f"  (or export MINERVA_CONFIG={config.resolve()} and drop --config)")
 
 

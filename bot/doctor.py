@@ -123,7 +123,7 @@ def to_json(checks: list[Check]) -> str:
 def _config_check(settings, error: Exception | None) -> Check:
     if settings is None:
         return Check("config", FAIL, f"does not load: {error}",
-                     "fix the file named above (README \"Configuration\" lists every key); `minerva init FOLDER` "
+                     "fix the file named above (docs/configuration.md lists every key); `minerva init FOLDER` "
                      "writes a starter one")
     where = str(settings.path) if settings.path else "the bundled sample config (set MINERVA_CONFIG or --config)"
     return Check("config", OK, f"{where}: {len(settings.sources)} source(s), embedding model "

@@ -68,7 +68,7 @@ class SlackSecrets:
         secrets = cls(env.get("SLACK_BOT_TOKEN", ""), env.get("SLACK_SIGNING_SECRET", ""),
                       env.get("SLACK_APP_TOKEN", ""), env.get("SLACK_API_URL", ""))
         if not secrets.bot_token:
-            raise MissingSecret("SLACK_BOT_TOKEN is not set (the bot token, xoxb-…; see README 'Connect to Slack')")
+            raise MissingSecret("SLACK_BOT_TOKEN is not set (the bot token, xoxb-…; see docs/slack.md)")
         if not secrets.app_token and not secrets.signing_secret:
             raise MissingSecret("HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)")
         return secrets
