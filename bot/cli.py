@@ -234,7 +234,11 @@ def _print_sync_report(report) -> None:
 
 @cli.command()
 @click.argument("question", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print {answer_id, answer, refused, citations} (JSON Lines in batch).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (JSON Lines in batch): answer_id, question, answer, direct_answer, warnings, "
+                   "refused, low_confidence, confidence (P the direct answer holds the fact), low_confidence_reason, "
+                   "confidence_label, closest (a refusal's nearest pages), top_score, hallucination_flag, generated, "
+                   "follow_up_of, citations [doc_id, title, url, heading, score, …].")
 @click.pass_obj
 def ask(obj: Context, question: str | None, as_json: bool) -> None:
     """Answer QUESTION from the index, with citations.
