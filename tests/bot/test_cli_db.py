@@ -64,6 +64,8 @@ def fill(store: FeedbackStore) -> None:
         store.record_vote(f"a{i}", "U9", "down" if i % 2 else "up", voted_at=NOW + timedelta(minutes=i))
     store.record_vote_reason("a1", "U9", "outdated", at=NOW)
     store.record_flag("a3", "U8", "wrong page", created_at=NOW)
+    store.keep_undelivered_reply("a7", channel="C1", thread_ts="7.0", text="reply 7", blocks=[{"type": "divider"}],
+                                 error="ratelimited", now=NOW)
     store.claim_event("Ev1")
     store.record_gap_scores("run1", [{"query": "leave days", "score": 0.7, "expected": 0.6, "top_doc_id": "hr:d1.md"}],
                             generation="g1", measured_at=NOW)
