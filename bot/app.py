@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import structlog
-from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,7 +25,9 @@ from bot.alert_buttons import handle_alert_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
+from bot.slack_check import SlackIdentity
 from bot.slack_gate import GatedApp
+from bot.slack_origin import allowed_origin
 from bot.vote_reasons import VOTE_REASON_PATTERN, confirm_reason, reason_blocks, store_reason
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
@@ -66,7 +67,8 @@ def build_app(
     client: AsyncWebClient,
     signing_secret: str,
     executor: ThreadPoolExecutor | None = None,
-) -> AsyncApp:
+    identity: SlackIdentity | None = None,
+) -> GatedApp:
     """Create the Bolt app with all listeners registered.
 
     Args:
@@ -76,9 +78,14 @@ def build_app(
         client: Web API client (see `make_client`).
         signing_secret: verifies request signatures in HTTP mode (bad signature or stale timestamp → 401).
         executor: thread pool for retrieval and SQLite; default 2 workers (one per core).
+        identity: the bot's own ids (``auth.test`` at start, `bot.slack_check`): the workspace (and app, when
+            Slack names it) answered unless ``slack.workspaces`` / ``slack.app_id`` say otherwise. None: the
+            app asks ``auth.test`` itself before the first request.
     """
-    # The gate answers malformed payloads (wrong field types, not JSON) before Bolt reads them.
-    app = GatedApp(client=client, signing_secret=signing_secret, process_before_response=False)
+    # The gate refuses other workspaces' requests and answers malformed payloads (wrong field types, not JSON)
+    # before Bolt reads them.
+    app = GatedApp(client=client, signing_secret=signing_secret, origin=allowed_origin(settings.slack, identity),
+                   process_before_response=False)
     responder = Responder(kb, store, settings, executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="minerva"))
 
     @app.event("app_mention")
@@ -223,12 +230,18 @@ async def _store_flag(store, executor, body: dict, action: dict) -> str:
     return text
 
 
+def _field(body: dict, name: str) -> dict:
+    """``body[name]`` when it is an object, else {}: a click's parts may be strings in a malformed payload."""
+    value = body.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 async def _confirm_privately(client: AsyncWebClient, body: dict, text: str, *, blocks: list[dict] | None = None) -> None:
     """An ephemeral reply to the clicking user, in the thread of the clicked message (``text`` is the
     fallback when ``blocks`` are given)."""
-    user = body.get("user", {}).get("id", "")
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    thread_ts = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("message_ts")
+    user = _field(body, "user").get("id", "")
+    channel = _field(body, "channel").get("id") or _field(body, "container").get("channel_id")
+    thread_ts = _field(body, "message").get("thread_ts") or _field(body, "container").get("message_ts")
     if channel and user:
         try:
             await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks)

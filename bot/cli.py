@@ -554,7 +554,8 @@ def serve(obj: Context, port: int, host: str) -> None:
     except MissingSecret as exc:
         _fail(exc)
     os.environ.pop("SLACK_BOT_TOKEN", None)  # read once above; left set, Bolt warns that `token` is unused
-    app = create_app(obj.settings, obj.home, secrets, kb=obj.kb)
+    # requests from the workspace auth.test named are answered, others refused (unless slack.workspaces says otherwise)
+    app = create_app(obj.settings, obj.home, secrets, kb=obj.kb, identity=identity)
     try:
         warmed = obj.kb.warm_up()  # before listening, so the first question does not wait ~13 s for the models
     except KnowledgeError as exc:

@@ -28,6 +28,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app import build_app, make_client
+from bot.slack_check import SlackIdentity
+from bot.slack_gate import APP_ID_FIX, GatedApp
 from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
 from feedback import FeedbackStore
@@ -95,8 +97,12 @@ def runtime_of(app: AsyncApp) -> ServeRuntime | None:
     return _RUNTIMES.get(app)
 
 
-def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: KnowledgeBase | None = None) -> AsyncApp:
+def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: KnowledgeBase | None = None,
+               identity: SlackIdentity | None = None) -> AsyncApp:
     """The Bolt app wired to the knowledge base and the feedback store under ``home``.
+
+    ``identity`` (``auth.test`` at start) names the workspace whose requests are answered when the config's
+    ``slack.workspaces`` is empty (see `bot.app.build_app`).
 
     Raises:
         ConfigError: the alerting config (``alerts.yaml``) is invalid.
@@ -105,7 +111,8 @@ def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: Knowle
     kb = kb or KnowledgeBase(settings, home, disabled_collections=lambda: disabled_collections(store),
                              quarantined_documents=lambda: quarantined_documents(store))
     client = make_client(secrets.bot_token, secrets.api_url or None)
-    app = build_app(kb, store, settings, client=client, signing_secret=secrets.signing_secret or "socket-mode")
+    app = build_app(kb, store, settings, client=client, signing_secret=secrets.signing_secret or "socket-mode",
+                    identity=identity)
     _RUNTIMES[app] = ServeRuntime(settings, Path(home), kb, store, client, alerts_config_for(settings))
     return app
 
@@ -216,7 +223,9 @@ async def run(app: AsyncApp, secrets: SlackSecrets, *, host: str = "0.0.0.0", po
 
     The monitoring scheduler starts here, on the running loop, when ``runtime`` (default: the one
     `create_app` registered) is known. /dashboard is served only as `start_dashboard` decides; in Socket
-    Mode with the dashboard off, no port is opened at all.
+    Mode with the dashboard off, no port is opened at all. In HTTP mode without ``slack.app_id`` the app a
+    request names cannot be checked (Slack names the app only to a Socket Mode connection): logged at start
+    as ``slack.app_id_unchecked``, with the fix.
 
     Raises:
         OSError: HTTP mode cannot listen on ``host:port``.
@@ -230,12 +239,14 @@ async def run(app: AsyncApp, secrets: SlackSecrets, *, host: str = "0.0.0.0", po
         if not secrets.app_token:
             runners.append(await _listen(create_web_app(app), host, port))  # HTTP mode cannot work without it
             log.info("serve.http", url=f"http://{host}:{port}{EVENTS_PATH}")
+            if isinstance(app, GatedApp) and not app.origin.app_id:  # Socket Mode learns it from the connection
+                log.warning("slack.app_id_unchecked", reason="slack.app_id is not set", fix=APP_ID_FIX)
         dashboard = await start_dashboard(runtime) if runtime else None
         runners += [dashboard] if dashboard else []
         if secrets.app_token:
-            from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+            from bot.slack_socket import GatedSocketModeHandler
 
-            handler = AsyncSocketModeHandler(app, secrets.app_token)
+            handler = GatedSocketModeHandler(app, secrets.app_token)
             log.info("serve.socket_mode")
             await handler.start_async()
             return

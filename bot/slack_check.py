@@ -46,6 +46,9 @@ class SlackIdentity:
         user: the bot user's name; ``user_id`` its id; ``bot_id`` the bot's id.
         scopes: the token's OAuth scopes (``x-oauth-scopes``), () when Slack did not say.
         socket_mode: True when SLACK_APP_TOKEN is set (and was accepted).
+        enterprise_id: the Enterprise Grid organisation (``E…``), "" outside one; ``enterprise_install`` True
+            for an org-wide install (then the organisation, not one workspace, is the bot's own).
+        app_id: the app's id (``A…``) when ``auth.test`` names it ("" otherwise: Slack omits it for bot tokens).
     """
 
     team: str
@@ -55,6 +58,9 @@ class SlackIdentity:
     bot_id: str
     scopes: tuple[str, ...] = ()
     socket_mode: bool = False
+    enterprise_id: str = ""
+    enterprise_install: bool = False
+    app_id: str = ""
 
 
 #: A disabled logger for the SDK's own error lines during the start-up check.
@@ -109,12 +115,22 @@ def check_credentials(env: dict | None = None, *, timeout: float = TIMEOUT) -> S
     scopes = tuple(s for s in (response.headers.get("x-oauth-scopes") or "").split(",") if s)
     if app_token:
         call(app_token, "apps.connections.open", "SLACK_APP_TOKEN", _WHERE_APP)
-    identity = SlackIdentity(str(response.get("team", "")), str(response.get("team_id", "")),
-                             str(response.get("user", "")), str(response.get("user_id", "")),
-                             str(response.get("bot_id", "")), scopes, bool(app_token))
-    log.info("slack.credentials_ok", team=identity.team, user=identity.user, bot_id=identity.bot_id,
-             socket_mode=identity.socket_mode)
+    identity = identity_of(response.data, scopes, socket_mode=bool(app_token))
+    log.info("slack.credentials_ok", team=identity.team, team_id=identity.team_id, user=identity.user,
+             bot_id=identity.bot_id, socket_mode=identity.socket_mode)
     return identity
+
+
+def identity_of(auth_test: dict, scopes: tuple[str, ...] = (), *, socket_mode: bool = False) -> SlackIdentity:
+    """The `SlackIdentity` in an ``auth.test`` answer (its JSON body); a field Slack left out (or null) is ""."""
+
+    def text(key: str) -> str:
+        value = auth_test.get(key)
+        return "" if value is None else str(value)
+
+    return SlackIdentity(text("team"), text("team_id"), text("user"), text("user_id"), text("bot_id"), scopes,
+                         socket_mode, enterprise_id=text("enterprise_id"),
+                         enterprise_install=auth_test.get("is_enterprise_install") is True, app_id=text("app_id"))
 
 
 def _check_shapes(bot_token: str, app_token: str, signing_secret: str) -> None:

@@ -6,13 +6,17 @@ listeners (issue 10 item 5). `GatedApp` is the Bolt app with a gate in front:
 
 - HTTP: a body that is not UTF-8 or carries no signature headers → 400; a wrong signature or stale
   timestamp → 401 (as Bolt); a signed body that cannot be parsed → 200, logged (Slack would only retry it);
+- both modes: a payload from another workspace or app (`bot.slack_origin`) → 200, logged as
+  ``slack.foreign_workspace`` with its ids, and nothing else: no listener runs, no reply is sent;
 - both modes: a parsed payload whose fields have the wrong shape (`payload_problem`) → 200 and, when the
   payload names a user and a channel, a private (ephemeral) message saying nothing was changed;
 - a click on a button no listener handles → 200 and the same kind of private message; any other payload no
   listener handles → 200 (Slack would retry a 404);
 - whatever still fails inside Bolt's own machinery → 200, logged without the payload.
 
-Usage: ``GatedApp(client=client, signing_secret=secret, process_before_response=False)``, as `AsyncApp`.
+Usage: ``GatedApp(client=client, signing_secret=secret, origin=allowed, process_before_response=False)``, as
+`AsyncApp`; in Socket Mode behind `bot.slack_socket.GatedSocketModeHandler`, which acks envelopes whose payload
+is not even an object before slack_sdk reads them.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
+from bot.slack_check import identity_of
+from bot.slack_origin import AllowedOrigin, is_unscoped, own_workspaces, request_origin
+
 log = structlog.get_logger(__name__)
 #: Slack's replay window: a request whose timestamp is further off is refused (slack_sdk's SignatureVerifier).
 STALE_SECONDS = 300
@@ -39,6 +46,9 @@ STALE_SECONDS = 300
 MALFORMED_TEXT = ("Sorry, I couldn't read that request (it was malformed), so nothing was changed. "
                   "Please try again from the latest message.")
 UNSUPPORTED_TEXT = "That button is no longer supported, so nothing was changed."
+#: What to do when the app id is not known (HTTP mode without ``slack.app_id``).
+APP_ID_FIX = ("set slack.app_id to the app's id (A…, Basic Information → App Credentials at api.slack.com/apps) "
+              "so that requests naming another app are refused")
 
 
 # --- the shapes Bolt and our listeners read ---------------------------------------------------------------
@@ -111,7 +121,7 @@ def payload_problem(body: Any) -> str | None:
         e.g. ``"actions[0].value: expected text, got int"``; None for a well-formed body. Never raises.
     """
     if not isinstance(body, dict):
-        return f"body: expected an object, got {_kind(body)}"
+        return f"body: expected an object, got {kind_of(body)}"
     shape = _BY_TYPE.get(body.get("type")) if isinstance(body.get("type"), str) else None
     return _check(body, shape or _BODY, "body")
 
@@ -121,19 +131,19 @@ def _check(value: Any, shape: Any, path: str) -> str | None:
         problems = [_check(value, option, path) for option in shape.options]
         return None if None in problems else next(p for p in problems if p)
     if shape is None:
-        return None if value is None else f"{path}: expected null, got {_kind(value)}"
+        return None if value is None else f"{path}: expected null, got {kind_of(value)}"
     if isinstance(shape, type):
         # bool is an int in Python: a JSON true is never a valid number or text here.
         ok = isinstance(value, shape) and not (shape is not bool and isinstance(value, bool))
-        return None if ok else f"{path}: expected {_NAMES.get(shape, shape.__name__)}, got {_kind(value)}"
+        return None if ok else f"{path}: expected {_NAMES.get(shape, shape.__name__)}, got {kind_of(value)}"
     if isinstance(shape, _List):
         if not isinstance(value, list):
-            return f"{path}: expected an array, got {_kind(value)}"
+            return f"{path}: expected an array, got {kind_of(value)}"
         if shape.non_empty and not value:
             return f"{path}: empty"
         return next((p for i, item in enumerate(value) if (p := _check(item, shape.item, f"{path}[{i}]"))), None)
     if not isinstance(value, dict):
-        return f"{path}: expected an object, got {_kind(value)}"
+        return f"{path}: expected an object, got {kind_of(value)}"
     missing = [name for name in shape.required if name not in value]
     if missing:
         return f"{path}.{missing[0]}: missing"
@@ -146,7 +156,9 @@ def _check(value: Any, shape: Any, path: str) -> str | None:
 _NAMES = {str: "text", bool: "true/false", dict: "an object", list: "an array"}
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What JSON ``value`` is, as messages name it: "null", "true/false", "int", "float", "text", "an array",
+    "an object"."""
     return {type(None): "null", bool: "true/false", int: "int", float: "float", str: "text", list: "an array",
             dict: "an object"}.get(type(value), type(value).__name__)
 
@@ -159,13 +171,41 @@ class GatedApp(AsyncApp):
 
     Args:
         signing_secret: as for `AsyncApp`; also verifies HTTP requests before their body is parsed.
+        origin: the workspaces and app whose requests are answered (`bot.slack_origin.allowed_origin`); no
+            workspaces (the default) = the bot token's own, asked from ``auth.test`` before the first request.
         **kwargs: passed to `AsyncApp` (``client``, ``process_before_response`` …).
     """
 
-    def __init__(self, *, signing_secret: str, **kwargs: Any):
+    def __init__(self, *, signing_secret: str, origin: AllowedOrigin | None = None, **kwargs: Any):
         super().__init__(signing_secret=signing_secret, **kwargs)
         self._verifier = SignatureVerifier(signing_secret)
         self._replies: set[asyncio.Task] = set()  # private replies in flight (a task needs a reference)
+        self._origin = origin or AllowedOrigin()
+        self._learning = asyncio.Lock()  # one auth.test for the first requests arriving together
+        if self._origin.workspaces:
+            log.info("slack.allowed_origin", **self._origin.fields())
+
+    @property
+    def origin(self) -> AllowedOrigin:
+        """The workspaces and app answered now (workspaces empty until learnt, see the constructor)."""
+        return self._origin
+
+    def learn_app_id(self, app_id: Any) -> None:
+        """Take the app id Slack names for this connection (the Socket Mode ``hello``) when none is configured.
+
+        A configured id is kept (a different one is logged: every request will then be refused); no id at
+        all is logged as ``slack.app_id_unchecked``, with the fix.
+        """
+        known = self._origin.app_id
+        if not isinstance(app_id, str) or not app_id:
+            if not known:
+                log.warning("slack.app_id_unchecked", reason="the connection names no app", fix=APP_ID_FIX)
+        elif not known:
+            self._origin = AllowedOrigin(self._origin.workspaces, app_id)
+            log.info("slack.allowed_origin", **self._origin.fields(), learned_from="socket mode hello")
+        elif known != app_id:
+            log.warning("slack.app_id_mismatch", configured=known, connection=app_id,
+                        fix="slack.app_id must be the id of the app whose SLACK_APP_TOKEN is set")
 
     def web_app(self, path: str = "/slack/events", port: int = 3000) -> web.Application:
         """An aiohttp application with POST ``path`` for Slack's requests (events, clicks, commands)."""
@@ -174,10 +214,10 @@ class GatedApp(AsyncApp):
         return web_app
 
     async def async_dispatch(self, req: AsyncBoltRequest) -> BoltResponse:
-        """Bolt's dispatch for well-formed payloads; 200 and a private reply (when possible) otherwise."""
-        problem = payload_problem(req.body)
-        if problem is not None:
-            return self._malformed(req.body, problem, mode=req.mode)
+        """Bolt's dispatch for well-formed payloads from the allowed origin; 200 and, for a malformed one, a
+        private reply (when possible) otherwise."""
+        if (screened := await self.screen(req.body, mode=req.mode)) is not None:
+            return screened
         try:
             response = await super().async_dispatch(req)
         except Exception as exc:  # Bolt's own machinery; the listeners' errors go to @app.error
@@ -215,14 +255,62 @@ class GatedApp(AsyncApp):
         except Exception as exc:  # JSONDecodeError, RecursionError on absurd nesting, …
             log.warning("slack.malformed_request", reason=f"body is not JSON: {type(exc).__name__}", size=len(raw))
             return web.Response(status=200)
-        if (problem := payload_problem(body)) is not None:
-            return await to_aiohttp_response(self._malformed(body, problem, mode="http"))
+        if (screened := await self.screen(body, mode="http")) is not None:  # before Bolt parses it again
+            return await to_aiohttp_response(screened)
         try:
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string, headers=request.headers)
         except Exception as exc:
             log.warning("slack.malformed_request", reason=repr(exc), size=len(raw))
             return web.Response(status=200)
         return await to_aiohttp_response(await self.async_dispatch(bolt_request))
+
+    async def screen(self, body: Any, *, mode: str) -> BoltResponse | None:
+        """The gate's answer to a parsed payload, given before Bolt builds a request of it (Bolt's request
+        fails on some malformed shapes): 200 and nothing else for another workspace's or app's (checked
+        first, so its user is told nothing); 200 and a private reply when possible for a malformed one
+        (`payload_problem`); None when Bolt may have it.
+
+        Args:
+            body: the parsed HTTP body or Socket Mode payload, of any JSON type.
+            mode: "http" or "socket_mode", for the log.
+        """
+        if (refused := await self._refused(body, mode=mode)) is not None:
+            return refused
+        if (problem := payload_problem(body)) is not None:
+            return self._malformed(body, problem, mode=mode)
+        return None
+
+    async def _refused(self, body: Any, *, mode: str) -> BoltResponse | None:
+        """200 and nothing else for a payload from another workspace or app (logged as ``slack.foreign_workspace``
+        with the ids it names and the allowed ones); None when it may go on (also for a body that is not an
+        object, and for Slack's URL checks, which name no workspace)."""
+        if not isinstance(body, dict) or is_unscoped(body):
+            return None
+        allowed = await self._allowed()
+        origin = request_origin(body)
+        reason = "the bot's own workspace is unknown (auth.test failed)" if allowed is None else allowed.refusal(origin)
+        if reason is None:
+            return None
+        payload_type = body.get("type") if isinstance(body.get("type"), str) else None
+        log.warning("slack.foreign_workspace", reason=reason, payload_type=payload_type, mode=mode, **origin.fields(),
+                    **(allowed or self._origin).fields())
+        return BoltResponse(status=200, body="")
+
+    async def _allowed(self) -> AllowedOrigin | None:
+        """The allowed origin; without workspaces, first the bot token's own from ``auth.test`` (asked once, and
+        again after a failure). None while ``auth.test`` fails (logged)."""
+        if self._origin.workspaces:
+            return self._origin
+        async with self._learning:
+            if not self._origin.workspaces:
+                try:
+                    identity = identity_of((await self.client.auth_test()).data)
+                except Exception as exc:  # SlackApiError, network trouble: refuse now, ask again next time
+                    log.error("slack.identity_unknown", error=repr(exc), fix="check SLACK_BOT_TOKEN (minerva doctor)")
+                    return None
+                self._origin = AllowedOrigin(own_workspaces(identity), self._origin.app_id or identity.app_id)
+                log.info("slack.allowed_origin", **self._origin.fields(), learned_from="auth.test")
+        return self._origin if self._origin.workspaces else None
 
     def _malformed(self, body: Any, problem: str, *, mode: str) -> BoltResponse:
         payload_type = body.get("type") if isinstance(body, dict) else None

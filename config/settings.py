@@ -245,13 +245,40 @@ class GeneratorConfig:
             raise ConfigError(f"generator.max_tokens must be >= 1, not {self.max_tokens!r}")
 
 
+#: A workspace (T…) or Enterprise Grid organisation (E…) id: where a Slack request comes from.
+_SLACK_WORKSPACE = re.compile(r"^[TE][A-Z0-9]+$")
+#: A Slack app id (A…), as Basic Information → App Credentials shows it.
+_SLACK_APP = re.compile(r"^A[A-Z0-9]+$")
+
+
 @dataclass
 class SlackConfig:
-    """Slack behaviour. Channel ids for digests come later (jobs)."""
+    """Slack behaviour. Channel ids for digests come later (jobs).
+
+    ``workspaces``: the workspace ids (``T…``) and Enterprise Grid organisation ids (``E…``) whose requests
+    are answered; a request naming any other (from an install of the app in a second workspace, say) is
+    acknowledged, logged as ``slack.foreign_workspace`` and otherwise ignored, because
+    answers quote pages meant for the configured workspace only (issue 27, "Nothing leaks"). Empty (the
+    default): the bot token's own workspace, as ``auth.test`` names it when ``minerva serve`` starts (its
+    organisation for an org-wide install). ``app_id`` (``A…``): the only app whose requests are answered.
+    Empty: the app id Slack gives (the Socket Mode connection names it); in HTTP mode Slack does not, so the
+    app is then not checked and ``minerva serve`` logs ``slack.app_id_unchecked`` at start.
+    """
 
     ignore_bots: bool = True
     alert_channel: str = ""
     digest_channel: str = ""
+    workspaces: list[str] = field(default_factory=list)
+    app_id: str = ""
+
+    def __post_init__(self) -> None:
+        wrong = [w for w in self.workspaces if not _SLACK_WORKSPACE.match(w)]
+        if wrong:
+            raise ConfigError(f"slack.workspaces: {wrong[0]!r} is not a workspace id (T…) or an organisation id "
+                              "(E…); `minerva serve` logs the allowed ones at start (slack.allowed_origin)")
+        if self.app_id and not _SLACK_APP.match(self.app_id):
+            raise ConfigError(f"slack.app_id must be the app's id (A…, Basic Information at api.slack.com/apps), "
+                              f"not {self.app_id!r}")
 
 
 @dataclass

@@ -131,6 +131,8 @@ def render_config(sources: list[StarterSource]) -> str:
         "# slack:",
         "#   alert_channel: C0123456789     # channel id for alerts (invite the bot there)",
         "#   digest_channel: C0123456789    # channel id for the daily (warnings) and weekly (info) digests",
+        "#   workspaces: [T0123456789]      # workspaces answered (unset: the bot token's own); others are ignored",
+        "#   app_id: A0123456789            # Basic Information → App ID; HTTP mode checks the app only with it",
         "",
     ]
     return "\n".join(lines)

@@ -8,12 +8,16 @@ Invariants (issue 10 item 7):
   the limit, which cannot be kept whole);
 - `check_blocks`: every text of `bot.blocks.answer_blocks` is <= 3,000 characters of valid UTF-8, with no
   broken entity or link and no live ``<!channel>``/``<!here>``/``<@U…>`` from document text;
-- `LiveApp.post`: any signed request body gets an answer other than 5xx from the real app over HTTP.
+- `LiveApp.post`: any signed request body gets an answer other than 5xx from the real app over HTTP, and one
+  naming another workspace or app is refused (`check_refused`, issue 27);
+- `LiveApp.envelope`: any Socket Mode envelope is acked at once, whatever its payload (a list, a text, null …),
+  and one naming another workspace or app is refused (`check_ack`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hmac
 import json
 import tempfile
@@ -29,6 +33,7 @@ import aiohttp
 import regex
 from aiohttp import web
 from hypothesis import strategies as st
+from slack_bolt.request.internals import parse_body
 
 from bot.app import build_app, make_client
 from bot.blocks import (
@@ -43,6 +48,7 @@ from bot.blocks import (
 )
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
 from bot.server import EVENTS_PATH, create_web_app
+from bot.slack_socket import GatedSocketModeHandler
 from feedback import FeedbackStore
 from knowledge.types import Answer, Citation
 from tests.fakes.slack_api import FakeSlack
@@ -192,25 +198,35 @@ def mutations_of(base: st.SearchStrategy[dict]) -> st.SearchStrategy[dict]:
                      st.dictionaries(st.text(max_size=6), json_values, max_size=1))
 
 
-def _click(action_id: str, value, user, channel) -> dict:
-    return {"type": "block_actions", "user": user, "team": {"id": "T1"}, "api_app_id": "A1",
+#: The live app's own workspace (the fake's auth.test) and app (`LiveApp`'s ``slack.app_id``), and others': the
+#: app installed in a second workspace, or another app.
+OWN_TEAM, OWN_APP = "T1", "A1"
+FOREIGN_TEAMS, FOREIGN_APPS = ("T2", "E9"), ("A2",)
+team_ids = st.sampled_from([OWN_TEAM, OWN_TEAM, OWN_TEAM, *FOREIGN_TEAMS])
+app_ids = st.sampled_from([OWN_APP, OWN_APP, OWN_APP, *FOREIGN_APPS])
+
+
+def _click(action_id: str, value, user, channel, team_id: str, app_id: str) -> dict:
+    return {"type": "block_actions", "user": user, "team": {"id": team_id}, "api_app_id": app_id,
             "channel": channel, "container": {"channel_id": "C1", "message_ts": "1.000001"},
             "message": {"ts": "1.000001", "thread_ts": "1.000001"},
             "actions": [{"action_id": action_id, "value": value, "type": "button"}]}
 
 
-def _event(event_type: str, event_id: str, user, text, channel) -> dict:
-    return {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": event_id,
+def _event(event_type: str, event_id: str, user, text, channel, team_id: str, app_id: str) -> dict:
+    return {"type": "event_callback", "team_id": team_id, "api_app_id": app_id, "event_id": event_id,
             "event": {"type": event_type, "user": user, "channel": channel, "ts": "1.1", "text": text}}
 
 
 _ids = st.sampled_from(["U1", "C1", "D1"]) | json_values
 clicks = mutations_of(st.builds(_click, st.sampled_from(ACTION_IDS), json_values | st.text(max_size=40),
-                                st.builds(lambda i: {"id": i}, _ids) | _ids, st.builds(lambda i: {"id": i}, _ids) | _ids))
+                                st.builds(lambda i: {"id": i}, _ids) | _ids, st.builds(lambda i: {"id": i}, _ids) | _ids,
+                                team_ids, app_ids))
 events = mutations_of(st.builds(_event, st.sampled_from(["app_mention", "app_home_opened", "tokens_revoked", "reaction_added", "message"]),
-                                st.text(min_size=1, max_size=10), _ids, json_values, _ids))
+                                st.text(min_size=1, max_size=10), _ids, json_values, _ids, team_ids, app_ids))
 commands = mutations_of(st.fixed_dictionaries({"command": st.sampled_from(["/ask", "/other"]), "text": st.text(max_size=30),
-                                               "user_id": st.just("U2"), "channel_id": st.just("C2")}))
+                                               "user_id": st.just("U2"), "channel_id": st.just("C2"),
+                                               "team_id": team_ids, "api_app_id": app_ids}))
 
 
 def _form(payload) -> bytes:
@@ -224,18 +240,28 @@ bodies = st.one_of(
     commands.map(lambda c: urlencode({k: json.dumps(v) if not isinstance(v, str) else v for k, v in c.items()}).encode()),
     st.text(max_size=200).map(str.encode), st.binary(max_size=50),
 )
+#: Socket Mode envelopes (type, payload): what `bodies` carries as objects, and payloads that are not objects
+#: at all (a list, a text, a number, null …: ``json_values``).
+envelopes = st.tuples(st.sampled_from(["events_api", "interactive", "slash_commands"]),
+                      st.one_of(events, clicks, commands, json_values))
 
 
 class LiveApp:
     """The real app (Bolt behind `bot.server.create_web_app`) and a fake Slack on their own event loop in a
     thread, so synchronous hypothesis tests can send requests; `post` signs and sends one body.
 
-    The knowledge base has no index (questions get "not ready" at once): the fuzz is about the Slack edge.
+    The knowledge base has no index (questions get "not ready" at once): the fuzz is about the Slack edge. Its
+    workspace is the fake's (T1, from auth.test) and its app ``slack.app_id`` = `OWN_APP`. With ``socket``, the
+    app is also connected to the fake over Socket Mode (`bot.slack_socket.GatedSocketModeHandler`): `envelope`
+    sends one envelope there.
     """
 
-    def __init__(self, settings, home: Path | None = None) -> None:
+    def __init__(self, settings, home: Path | None = None, *, socket: bool = False) -> None:
         self.home = Path(home or tempfile.mkdtemp(prefix="minerva-fuzz-"))
-        self.settings = settings
+        self.settings = copy.deepcopy(settings)
+        self.settings.slack.app_id = OWN_APP
+        self.socket = socket
+        self.handler: GatedSocketModeHandler | None = None
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="fuzz-loop", daemon=True)
         self.thread.start()
@@ -244,6 +270,14 @@ class LiveApp:
     def post(self, body: bytes, *, signed: bool = True) -> int:
         """POST ``body`` to /slack/events (signed with the app's secret when ``signed``); the HTTP status."""
         return self._call(self._post(body, signed))
+
+    def envelope(self, envelope_type: str, payload) -> dict:
+        """Send one Socket Mode envelope (needs ``socket=True``); its ack (`FakeSocketMode.wait_for_ack`).
+
+        Raises:
+            TimeoutError: no ack within 10 s.
+        """
+        return self._call(self._envelope(envelope_type, payload))
 
     def close(self) -> None:
         self._call(self._stop())
@@ -269,6 +303,13 @@ class LiveApp:
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://{host}:{port}{EVENTS_PATH}"
         self.session = aiohttp.ClientSession()
+        if self.socket:
+            self.handler = GatedSocketModeHandler(app, "xapp-1-A1-1-fuzz")
+            await self.handler.connect_async()
+            await self.fake.socket.wait_for_connections(1)
+
+    async def _envelope(self, envelope_type: str, payload) -> dict:
+        return await self.fake.socket.wait_for_ack(self.fake.socket.send(envelope_type, payload), timeout=5.0)
 
     async def _post(self, body: bytes, signed: bool) -> int:
         headers = {"Content-Type": "application/json" if body.lstrip().startswith(b"{")
@@ -283,6 +324,8 @@ class LiveApp:
 
     async def _stop(self) -> None:
         await asyncio.sleep(0.1)  # let the last listeners finish
+        if self.handler is not None:
+            await self.handler.close_async()
         await self.session.close()
         await self.runner.cleanup()
         await self.fake.stop()
@@ -298,6 +341,49 @@ def check_status(body: bytes, status: int) -> None:
         assert status == 400, status
         return
     assert status == 200, (status, body[:200])
+
+
+def sent_payload(body: bytes):
+    """The payload the app reads from a signed request ``body`` (JSON, or a form with or without a ``payload``
+    field), as slack_bolt parses it; None when it is not UTF-8 or does not parse."""
+    try:
+        text = body.decode("utf-8")
+        return parse_body(text, "application/json" if text.lstrip().startswith("{") else "application/x-www-form-urlencoded")
+    except Exception:  # not UTF-8, not JSON, nested too deep: refused before the origin is read
+        return None
+
+
+def names_foreign(payload) -> bool:
+    """True when ``payload`` is an object naming another workspace or app at the top level (``team_id``,
+    ``team.id``, ``api_app_id``) and is not one of Slack's URL checks. (The app refuses more than this; what
+    this says must be refused.)"""
+    if not isinstance(payload, dict) or payload.get("type") == "url_verification" or "ssl_check" in payload:
+        return False
+    team = payload.get("team")
+    return (payload.get("team_id") in FOREIGN_TEAMS or (isinstance(team, dict) and team.get("id") in FOREIGN_TEAMS)
+            or isinstance(team, str) and team in FOREIGN_TEAMS or payload.get("api_app_id") in FOREIGN_APPS)
+
+
+def _logged(logs: list[dict], event: str, **fields) -> bool:
+    return any(e["event"] == event and e.items() >= fields.items() for e in logs)
+
+
+def check_refused(body: bytes, logs: list[dict]) -> None:
+    """A signed request naming another workspace or app was refused (``slack.foreign_workspace``, logged before
+    the app answered the request); ``logs`` are the structlog entries captured while it was posted."""
+    if names_foreign(sent_payload(body)):
+        assert _logged(logs, "slack.foreign_workspace", mode="http"), (body[:200], [e["event"] for e in logs])
+
+
+def check_ack(payload, ack: dict, logs: list[dict]) -> None:
+    """An envelope was acked (``ack``: `LiveApp.envelope` waits 5 s for it); one whose payload is not an object
+    was logged as malformed (and acked without reaching the SDK), one naming another workspace or app was
+    refused."""
+    assert ack["envelope_id"], ack
+    if not isinstance(payload, dict):
+        assert _logged(logs, "slack.malformed_payload", mode="socket_mode"), (payload, [e["event"] for e in logs])
+    elif names_foreign(payload):
+        assert _logged(logs, "slack.foreign_workspace", mode="socket_mode"), (payload, [e["event"] for e in logs])
 
 
 def as_mrkdwn(text: str, quoted: bool) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import socket
@@ -101,20 +102,21 @@ async def test_a_user_token_answering_without_bot_id_is_refused(fake_slack, monk
 
 
 async def test_the_server_start_prints_no_bolt_token_warning(fake_slack, tmp_path, sample_home):
-    """A good start gets past the check; Bolt's "`token` will be unused" warning is gone."""
+    """A good start gets past the check; Bolt's "`token` will be unused" warning is gone. The workspace auth.test
+    named is the one answered; HTTP mode without slack.app_id says that the app is not checked (issue 27)."""
     home = shutil.copytree(sample_home, tmp_path / "home")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     proc = await asyncio.create_subprocess_exec(
         *MINERVA, "--home", str(home), "serve", "--port", str(free_port()), stderr=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.DEVNULL,
         env={**clean, "HF_HUB_OFFLINE": "1", "SLACK_BOT_TOKEN": "xoxb-good", "SLACK_SIGNING_SECRET": "s",
-             "SLACK_API_URL": fake_slack.url})
+             "SLACK_API_URL": fake_slack.url, "MINERVA_LOG_LEVEL": "INFO", "MINERVA_LOG_FORMAT": "json"})
     lines = []
     try:
         while True:
             line = (await asyncio.wait_for(proc.stderr.readline(), 120)).decode()
             lines.append(line)
-            if not line or "Minerva serving" in line:
+            if not line or "slack.app_id_unchecked" in line:  # logged once HTTP mode listens
                 break
     finally:
         proc.terminate()
@@ -122,3 +124,15 @@ async def test_the_server_start_prints_no_bolt_token_warning(fake_slack, tmp_pat
     text = "".join(lines)
     assert "Minerva serving" in text and "Slack: workspace 'Minerva Test' as @minerva (BBOT)" in text
     assert "will be unused" not in text
+    logged = {entry["event"]: entry for entry in map(_json_or_none, lines) if entry}
+    assert logged["slack.allowed_origin"]["allowed_workspaces"] == ["T1"]  # from the start's auth.test, not asked again
+    assert "slack.app_id" in logged["slack.app_id_unchecked"]["fix"]
+    assert [c["method"] for c in fake_slack.calls] == ["auth.test"]
+
+
+def _json_or_none(line: str) -> dict | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None

@@ -92,10 +92,10 @@ class Bot:
                                action_id=action_id, response_url=self.fake.response_url("action"))
         return await self.post(urlencode({"payload": json.dumps(payload)}).encode())
 
-    async def slash_ask(self, text: str, *, response_key: str = "cmd-1") -> int:
-        """Sends ``/ask text`` as Slack does: form fields, with a response_url on the fake."""
+    async def slash_ask(self, text: str, *, response_key: str = "cmd-1", team_id: str = "T1") -> int:
+        """Sends ``/ask text`` as Slack does: form fields, with a response_url on the fake; from workspace ``team_id``."""
         form = {
-            "token": "legacy-verification-token", "team_id": "T1", "team_domain": "minerva-test",
+            "token": "legacy-verification-token", "team_id": team_id, "team_domain": "minerva-test",
             "channel_id": "C2", "channel_name": "general", "user_id": "U2", "user_name": "bob",
             "command": "/ask", "text": text, "api_app_id": "A1", "is_enterprise_install": "false",
             "response_url": self.fake.response_url(response_key), "trigger_id": "123.456.def",
@@ -681,6 +681,110 @@ async def test_a_dm_mentioning_the_bot_is_a_dm_whichever_event_comes_first(start
     assert "/runbooks/incident-response.md" in json.dumps(message)  # the allowed user's DM sees the restricted page
     (row,) = bot.answer_rows()
     assert "restricted" in row["visibility"] and row["question"] == RUNBOOK_QUESTION
+
+
+# --- other workspaces and apps (issue 27, "Nothing leaks") ----------------------------------------------------
+
+
+def _with_app_id(settings, app_id: str = "A1"):
+    """The sample config with ``slack.app_id`` set (HTTP requests do not tell the bot its own app id)."""
+    settings = copy.deepcopy(settings)
+    settings.slack.app_id = app_id
+    return settings
+
+
+def _refusals(logs: list[dict]) -> list[dict]:
+    return [entry for entry in logs if entry["event"] == "slack.foreign_workspace"]
+
+
+async def test_a_dm_from_another_workspace_is_acked_logged_and_not_answered(start_bot: BotFactory, sample_settings,
+                                                                             sample_home, embedder) -> None:
+    # The app installed in workspace T2 too: its user UOPS asks in a DM what only T1's UOPS may read.
+    settings = _restricted_runbooks(sample_settings)
+    bot = await start_bot(KnowledgeBase(settings, sample_home, embedder=embedder), settings)
+    ts = bot.next_ts()
+    dm = {"type": "message", "channel_type": "im", "channel": "D9", "user": "UOPS", "text": RUNBOOK_QUESTION,
+          "ts": ts, "event_ts": ts}
+
+    with structlog.testing.capture_logs() as logs:
+        assert await bot.post(json.dumps(event_envelope(dm, "EvT2DM", team_id="T2")).encode()) == 200  # acked
+        await asyncio.sleep(QUIET_SECONDS)
+
+    (refused,) = _refusals(logs)
+    assert refused["log_level"] == "warning" and refused["reason"] == "another workspace"
+    assert (refused["team_ids"], refused["allowed_workspaces"], refused["mode"]) == (["T2"], ["T1"], "http")
+    assert bot.fake.calls == [c for c in bot.fake.calls if c["method"] == "auth.test"]  # nothing said to anyone
+    assert bot.answer_rows() == []
+    await bot.send_event({**dm, "ts": bot.next_ts()})  # the same DM in the bot's own workspace (auth.test: T1)
+    (message,) = await bot.posts()
+    assert "/runbooks/incident-response.md" in json.dumps(message) and len(bot.answer_rows()) == 1
+
+
+async def test_an_event_naming_another_app_is_acked_logged_and_not_answered(start_bot: BotFactory,
+                                                                            sample_settings) -> None:
+    bot = await start_bot(settings=_with_app_id(sample_settings))
+    event = mention_event(PRO_QUESTION, ts=bot.next_ts(), channel="C1", user="U1")
+
+    with structlog.testing.capture_logs() as logs:
+        assert await bot.post(json.dumps(event_envelope(event, "EvA2", api_app_id="A2")).encode()) == 200
+        await asyncio.sleep(QUIET_SECONDS)
+
+    (refused,) = _refusals(logs)
+    assert (refused["reason"], refused["api_app_id"], refused["allowed_app_id"]) == ("another app", "A2", "A1")
+    assert bot.fake.calls_to("chat.postMessage") == [] and bot.answer_rows() == []
+    await bot.mention(PRO_QUESTION)  # app A1, workspace T1: answered
+    await bot.posts()
+    assert len(bot.answer_rows()) == 1
+
+
+@pytest.mark.parametrize("origin, value", [
+    ({"team_id": "T2"}, "down:{answer_id}"),
+    ({"api_app_id": "A2"}, "down:{answer_id}"),
+    ({"team_id": "T2"}, 12345),  # malformed too: still no private reply to the other workspace's user
+], ids=["another workspace", "another app", "another workspace, malformed"])
+async def test_a_click_from_another_workspace_or_app_does_nothing(start_bot: BotFactory, sample_settings,
+                                                                  origin: dict, value) -> None:
+    bot = await start_bot(settings=_with_app_id(sample_settings))
+    await bot.mention(PRO_QUESTION)
+    (message,) = await bot.posts()
+    answer_id = answer_id_of(message)
+    click = button_click(value.format(answer_id=answer_id) if isinstance(value, str) else value, message=message,
+                         message_ts="1700000001.000001", user="U9", action_id=FEEDBACK_ACTION,
+                         response_url=bot.fake.response_url("foreign"), **origin)
+
+    with structlog.testing.capture_logs() as logs:
+        assert await bot.post(interactive(click)) == 200
+        await asyncio.sleep(QUIET_SECONDS)
+
+    assert len(_refusals(logs)) == 1 and _refusals(logs)[0]["payload_type"] == "block_actions"
+    assert bot.vote_rows() == []
+    assert bot.fake.calls_to("chat.postEphemeral") == [] and bot.fake.calls_to("response_url") == []
+    assert await bot.click(f"up:{answer_id}", answer_message=message) == 200  # the same click from T1 counts
+    await bot.fake.wait_for("chat.postEphemeral")
+    assert [v["value"] for v in bot.vote_rows()] == ["up"]
+
+
+async def test_a_slash_command_from_another_workspace_gets_no_answer(bot: Bot) -> None:
+    with structlog.testing.capture_logs() as logs:
+        assert await bot.slash_ask(PRO_QUESTION, response_key="cmd-t2", team_id="T2") == 200
+        await asyncio.sleep(QUIET_SECONDS)
+
+    assert [r["team_ids"] for r in _refusals(logs)] == [["T2"]]
+    assert bot.fake.calls_to("response_url") == [] and bot.answer_rows() == []
+
+
+async def test_while_auth_test_fails_requests_are_refused_then_the_workspace_is_learnt(bot: Bot) -> None:
+    bot.fake.fail_next("auth.test", error="internal_error")
+
+    with structlog.testing.capture_logs() as logs:
+        await bot.mention(PRO_QUESTION)
+        await asyncio.sleep(QUIET_SECONDS)
+    assert [e["event"] for e in logs if e["log_level"] != "info"] == ["slack.identity_unknown", "slack.foreign_workspace"]
+    assert bot.fake.calls_to("chat.postMessage") == []
+
+    await bot.mention(PRO_QUESTION)  # auth.test answers now: T1 is the bot's own
+    await bot.posts()
+    assert len(bot.answer_rows()) == 1
 
 
 async def test_report_a_wrong_answer_records_one_flag_and_confirms_privately(bot: Bot) -> None:

@@ -1,12 +1,13 @@
 """Property-based tests of the Slack edge (hypothesis, 2,000 generated inputs per invariant).
 
 The invariants and strategies live in `tests/bot/slack_properties.py`; `benchmarks/fuzz_slack.py` runs the
-same ones with 100,000 inputs each.
+HTTP, splitter and renderer ones with 100,000 inputs each.
 """
 
 from __future__ import annotations
 
 import pytest
+import structlog.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,10 +17,13 @@ from tests.bot.slack_properties import (
     answers,
     as_mrkdwn,
     bodies,
+    check_ack,
     check_blocks,
+    check_refused,
     check_split,
     check_status,
     document_text,
+    envelopes,
 )
 
 CI = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -40,7 +44,7 @@ def test_answer_blocks_stay_within_limits_and_never_ping(answer) -> None:
 
 @pytest.fixture(scope="module")
 def live_app(sample_settings, tmp_path_factory):
-    app = LiveApp(sample_settings, tmp_path_factory.mktemp("fuzz-home"))
+    app = LiveApp(sample_settings, tmp_path_factory.mktemp("fuzz-home"), socket=True)
     yield app
     app.close()
 
@@ -48,4 +52,16 @@ def live_app(sample_settings, tmp_path_factory):
 @CI
 @given(body=bodies)
 def test_every_signed_payload_gets_an_answer_without_a_500(live_app: LiveApp, body: bytes) -> None:
-    check_status(body, live_app.post(body))
+    with structlog.testing.capture_logs() as logs:
+        status = live_app.post(body)
+    check_status(body, status)
+    check_refused(body, logs)
+
+
+@CI
+@given(envelope=envelopes)
+def test_every_socket_mode_envelope_is_acked_whatever_its_payload(live_app: LiveApp, envelope) -> None:
+    envelope_type, payload = envelope
+    with structlog.testing.capture_logs() as logs:
+        ack = live_app.envelope(envelope_type, payload)
+    check_ack(payload, ack, logs)

@@ -1,5 +1,6 @@
-"""End to end in Socket Mode: the real app behind slack_bolt's AsyncSocketModeHandler, as `bot.server.run` starts
-it, connected over a real WebSocket to the fake Slack (`tests.fakes.socket_mode`).
+"""End to end in Socket Mode: the real app behind `bot.slack_socket.GatedSocketModeHandler` (slack_bolt's
+AsyncSocketModeHandler with the gate's client), as `bot.server.run` starts it, connected over a real WebSocket
+to the fake Slack (`tests.fakes.socket_mode`).
 
 The handler's Web API client is the app's, pointed at the fake (as SLACK_API_URL does), so
 ``apps.connections.open`` and every reply go to the fake too. Nothing of slack-bolt or slack-sdk is mocked.
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest_asyncio
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+import structlog.testing
 
 from bot.app import VOTE_THANKS, build_app, make_client
 from bot.blocks import FEEDBACK_ACTION
-from bot.slack_gate import MALFORMED_TEXT
+from bot.slack_gate import MALFORMED_TEXT, GatedApp
+from bot.slack_socket import GatedSocketModeHandler
 from feedback import FeedbackStore
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 
@@ -35,17 +37,21 @@ QUIET_SECONDS = 0.5
 class SocketBot:
     fake: FakeSlack
     store: FeedbackStore
+    app: GatedApp
 
     def __post_init__(self) -> None:
         self._serial = itertools.count(1)
 
-    def mention(self, question: str, *, channel: str = "C1", drop_before_ack: bool = False) -> tuple[str, dict]:
-        """Sends an app_mention envelope; returns (envelope id, event)."""
+    def mention(self, question: str, *, channel: str = "C1", drop_before_ack: bool = False, team_id: str = "T1",
+                api_app_id: str = "A1") -> tuple[str, dict]:
+        """Sends an app_mention envelope (from workspace ``team_id``, for app ``api_app_id``); returns (envelope
+        id, event)."""
         n = next(self._serial)
         event = {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER_ID}> {question}", "channel": channel,
                  "ts": f"1700000100.{n:06d}"}
-        body = {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": event, "event_id": f"EvSOCK{n:04d}",
-                "event_time": int(time.time()), "authorizations": [{"team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True}]}
+        body = {"type": "event_callback", "team_id": team_id, "api_app_id": api_app_id, "event": event,
+                "event_id": f"EvSOCK{n:04d}", "event_time": int(time.time()),
+                "authorizations": [{"team_id": team_id, "user_id": BOT_USER_ID, "is_bot": True}]}
         return self.fake.socket.send("events_api", body, drop_before_ack=drop_before_ack), event
 
     async def acked(self, envelope_id: str) -> dict:
@@ -72,11 +78,11 @@ async def socket_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_se
     executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-socket")
     app = build_app(sample_kb, store, sample_settings, client=make_client("xoxb-test", fake_slack.url),
                     signing_secret="socket-mode", executor=executor)
-    handler = AsyncSocketModeHandler(app, APP_TOKEN)  # as bot.server.run does; app.client carries the fake's URL
+    handler = GatedSocketModeHandler(app, APP_TOKEN)  # as bot.server.run does; app.client carries the fake's URL
     await handler.connect_async()
     try:
         await fake_slack.socket.wait_for_connections(1)
-        yield SocketBot(fake_slack, store)
+        yield SocketBot(fake_slack, store, app)
     finally:
         await handler.close_async()
         executor.shutdown(wait=False)
@@ -151,3 +157,62 @@ async def test_nothing_is_lost_or_duplicated_across_reconnects(socket_bot: Socke
     assert [r["thread_ts"] for r in rows] == [e["ts"] for e in events]
     assert all(ack["at"] < ACK_BUDGET for ack in fake.socket.acks.values())
     assert json.dumps(fake.socket.acks)  # acks are plain JSON, as sent
+
+
+async def test_an_envelope_whose_payload_is_not_an_object_is_acked_and_logged_without_a_traceback(
+        socket_bot: SocketBot, capsys, caplog) -> None:
+    fake = socket_bot.fake
+    payloads = [("events_api", [1, 2]), ("events_api", "a text"), ("interactive", None), ("slash_commands", 7),
+                ("events_api", True), ("interactive", [])]
+
+    with structlog.testing.capture_logs() as logs:
+        for envelope in [fake.socket.send(kind, payload) for kind, payload in payloads]:
+            await socket_bot.acked(envelope)  # at once: Slack would send an unacked envelope again
+
+    problems = sorted(e["problem"] for e in logs if e["event"] == "slack.malformed_payload")
+    assert problems == sorted(f"payload: expected an object, got {kind}" for kind in
+                              ("an array", "text", "null", "int", "true/false", "an array"))
+    assert all(e["log_level"] == "warning" and e["mode"] == "socket_mode" for e in logs
+               if e["event"] == "slack.malformed_payload")
+    envelope, event = socket_bot.mention(PRO_QUESTION)  # the connection is fine
+    await socket_bot.acked(envelope)
+    await socket_bot.answered_once(event)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert len(fake.socket.sent) == len(payloads) + 1  # nothing was delivered twice
+    assert fake.calls_to("chat.postEphemeral") == [] and len(fake.calls_to("chat.postMessage")) == 1
+
+
+async def test_envelopes_from_another_workspace_or_app_are_acked_and_ignored(socket_bot: SocketBot) -> None:
+    fake = socket_bot.fake
+    envelope, event = socket_bot.mention(PRO_QUESTION)
+    await socket_bot.acked(envelope)
+    reply = await socket_bot.answered_once(event)
+    origin = socket_bot.app.origin  # the app named by the connection's hello, the workspace by auth.test
+    assert (origin.app_id, origin.workspaces) == ("A1", {"T1"})
+    answer_id = next(b for b in reply["blocks"] if b["type"] == "context_actions")["elements"][0]["positive_button"][
+        "value"].split(":", 1)[1]
+    click = {"type": "block_actions", "user": {"id": "U9", "team_id": "T2"}, "team": {"id": "T2"}, "api_app_id": "A1",
+             "channel": {"id": "C1"}, "container": {"channel_id": "C1", "message_ts": "1700000101.000001"},
+             "message": {"ts": "1700000101.000001", "thread_ts": event["ts"]}, "response_url": fake.response_url("t2"),
+             "actions": [{"action_id": FEEDBACK_ACTION, "type": "feedback_buttons", "value": f"down:{answer_id}"}]}
+    command = {"command": "/ask", "text": PRO_QUESTION, "user_id": "U9", "channel_id": "C2", "team_id": "T2",
+               "api_app_id": "A1", "response_url": fake.response_url("t2-cmd"), "trigger_id": "1.2.3"}
+
+    with structlog.testing.capture_logs() as logs:
+        sent = [socket_bot.mention(PRO_QUESTION, team_id="T2")[0], socket_bot.mention(PRO_QUESTION, api_app_id="A2")[0],
+                fake.socket.send("interactive", click), fake.socket.send("slash_commands", command)]
+        for envelope in sent:
+            await socket_bot.acked(envelope)
+        await asyncio.sleep(QUIET_SECONDS)
+
+    refused = [e for e in logs if e["event"] == "slack.foreign_workspace"]
+    assert sorted((e["reason"], str(e["payload_type"])) for e in refused) == [
+        ("another app", "event_callback"), ("another workspace", "None"), ("another workspace", "block_actions"),
+        ("another workspace", "event_callback")]  # a slash command's payload has no type
+    assert all(e["mode"] == "socket_mode" for e in refused)
+    assert len(fake.calls_to("chat.postMessage")) == 1  # the first mention's answer only
+    assert fake.calls_to("chat.postEphemeral") == [] and fake.calls_to("response_url") == []
+    assert len(list(socket_bot.store.db.query("SELECT answer_id FROM answers"))) == 1
+    assert list(socket_bot.store.db.query("SELECT value FROM votes")) == []

@@ -67,6 +67,16 @@ def test_dashboard_section_is_read_and_is_off_on_loopback_by_default(tmp_path):
     assert (default.enabled, default.host, default.token_env) == (False, "127.0.0.1", "MINERVA_DASHBOARD_TOKEN")
 
 
+def test_slack_origin_is_read_and_empty_by_default(tmp_path):
+    text = "slack:\n  workspaces: [T024BE7LD, E0KH7H2BT]\n  app_id: A0KRD7HC3\n"
+
+    configured = load_settings(_write(tmp_path, text)).slack
+
+    assert (configured.workspaces, configured.app_id) == (["T024BE7LD", "E0KH7H2BT"], "A0KRD7HC3")
+    default = load_settings(_write(tmp_path, "{}\n")).slack  # the bot's own workspace, from auth.test at start
+    assert (default.workspaces, default.app_id) == ([], "")
+
+
 def test_empty_file_gives_defaults(tmp_path):
     settings = load_settings(_write(tmp_path, "# nothing configured yet\n"))
 
@@ -122,9 +132,16 @@ def test_invalid_yaml_is_a_config_error(tmp_path, text):
         ("answer:\n  calibration:\n    raw: [0.5, 0.4]\n    score: [0, 1]\n",
          "answer.calibration.raw must be strictly increasing"),
         ("dashboard:\n  port: 70000\n", "dashboard.port must be in 1..65535, not 70000"),
+        ("slack:\n  workspaces: T024BE7LD\n", "slack.workspaces must be a list, got str"),
+        ("slack:\n  workspaces: [T024BE7LD, minerva-test]\n",
+         "slack.workspaces: 'minerva-test' is not a workspace id (T…) or an organisation id (E…); `minerva serve` "
+         "logs the allowed ones at start (slack.allowed_origin)"),
+        ("slack:\n  app_id: T024BE7LD\n",
+         "slack.app_id must be the app's id (A…, Basic Information at api.slack.com/apps), not 'T024BE7LD'"),
     ],
     ids=["str-for-int", "bool-for-int", "str-for-float", "int-for-bool", "dict-for-list", "str-for-list",
-         "str-for-section", "missing-path", "visibility", "fusion", "calibration", "dashboard-port"],
+         "str-for-section", "missing-path", "visibility", "fusion", "calibration", "dashboard-port",
+         "slack-workspaces-str", "slack-workspace-name", "slack-app-id"],
 )
 def test_wrong_type_or_value_is_a_config_error(tmp_path, text, message):
     path = _write(tmp_path, text)

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 from slack_sdk.signature import SignatureVerifier
 
-from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
+from tests.fakes.slack_api import APP_ID, BOT_USER_ID, TEAM_ID, FakeSlack
 
 
 @pytest_asyncio.fixture
@@ -52,17 +52,18 @@ def signed_request_headers(secret: str, body: bytes, timestamp: int | None = Non
     }
 
 
-def event_envelope(event: dict, event_id: str) -> dict:
-    """The ``event_callback`` envelope Slack POSTs around ``event`` to the app's events URL."""
+def event_envelope(event: dict, event_id: str, *, team_id: str = TEAM_ID, api_app_id: str = APP_ID) -> dict:
+    """The ``event_callback`` envelope Slack POSTs around ``event`` to the app's events URL; ``team_id`` and
+    ``api_app_id`` name another workspace or app (an install of the app elsewhere) when given."""
     return {
         "token": "legacy-verification-token",
-        "team_id": "T1",
-        "api_app_id": "A1",
+        "team_id": team_id,
+        "api_app_id": api_app_id,
         "event": event,
         "type": "event_callback",
         "event_id": event_id,
         "event_time": int(time.time()),
-        "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True,
+        "authorizations": [{"enterprise_id": None, "team_id": team_id, "user_id": BOT_USER_ID, "is_bot": True,
                             "is_enterprise_install": False}],
     }
 
@@ -79,18 +80,18 @@ def mention_event(question: str, *, ts: str, channel: str, user: str, thread_ts:
 
 
 def button_click(value: str, *, message: dict, message_ts: str, user: str, action_id: str,
-                 response_url: str) -> dict:
+                 response_url: str, team_id: str = TEAM_ID, api_app_id: str = APP_ID) -> dict:
     """The ``block_actions`` payload of clicking a 👍/👎 button (``value``) on ``message``, a recorded
-    chat.postMessage body."""
+    chat.postMessage body; by a user of workspace ``team_id``, through app ``api_app_id``."""
     return {
         "type": "block_actions",
-        "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T1"},
-        "api_app_id": "A1",
+        "user": {"id": user, "username": "alice", "name": "alice", "team_id": team_id},
+        "api_app_id": api_app_id,
         "token": "legacy-verification-token",
         "container": {"type": "message", "message_ts": message_ts, "channel_id": message["channel"],
                       "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
         "trigger_id": "123.456.abc",
-        "team": {"id": "T1", "domain": "minerva-test"},
+        "team": {"id": team_id, "domain": "minerva-test"},
         "channel": {"id": message["channel"], "name": "general"},
         "message": {"type": "message", "user": BOT_USER_ID, "bot_id": "BBOT", "ts": message_ts,
                     "thread_ts": message.get("thread_ts"), "text": message.get("text", ""),

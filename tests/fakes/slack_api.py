@@ -48,6 +48,9 @@ from tests.fakes.socket_mode import FakeSocketMode
 BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T1"
+#: The app's id: what the Socket Mode ``hello`` names (``connection_info.app_id``) and payloads carry as
+#: ``api_app_id``. ``auth.test`` does not name it, as Slack does not for a bot token.
+APP_ID = "A1"
 #: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header by default: every bot scope manifest.yml asks for.
 BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read,usergroups:read"
 
@@ -93,7 +96,7 @@ class FakeSlack(LocalServer):
         # Slack ts values are "<unix seconds>.<6 digits>" and strictly increase within a channel.
         self._ts_base = int(time.time())
         self._serial = itertools.count(1)
-        self.socket = FakeSocketMode()
+        self.socket = FakeSocketMode(APP_ID)
 
     @property
     def url(self) -> str:

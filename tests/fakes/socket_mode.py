@@ -63,12 +63,14 @@ class FakeSocketMode:
     """The Socket Mode side of `FakeSlack` (see the module docstring).
 
     Attributes:
+        app_id: the app id each ``hello`` names (``connection_info.app_id``).
         connections: WebSocket connections opened so far (each got a ``hello``).
         acks: envelope id → ``{"envelope_id", "payload" (if any), "at": seconds from send to ack}``.
         sent: every envelope sent, in order (a redelivery is a new envelope with a new id).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, app_id: str = "A1") -> None:
+        self.app_id = app_id  # named in each hello's connection_info, as Slack does
         self.connections = 0
         self.acks: dict[str, dict[str, Any]] = {}
         self.sent: list[Envelope] = []
@@ -143,7 +145,7 @@ class FakeSocketMode:
         previous, self._current = self._current, connection
         if previous is not None:  # one consumer per app token: the newest connection gets the envelopes
             previous.draining = True
-        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"},
+        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": self.app_id},
                             "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060}})
         pump = asyncio.ensure_future(self._pump(connection))
         try:
