@@ -57,15 +57,18 @@ def retention(obj, now: datetime | None, as_json: bool) -> None:
 
 @click.command()
 @click.option("--user", "user_id", required=True, metavar="U…", help="The Slack user id to forget.")
-@click.option("--dry-run", is_flag=True, help="Only count the rows that hold the id; change nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Only count, per table.column, the rows that hold the id or quote their questions; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as one JSON object.")
 @click.pass_obj
 def forget(obj, user_id: str, dry_run: bool, as_json: bool) -> None:
     """Remove one person's questions, votes and wrong-answer reports, and their id from every table.
 
     Their answers are deleted with what hangs off them (citations, passages, labels, others' votes on
-    them); their votes and reports on other answers are deleted; operator columns (acks, silences, kill
-    switch) keep the action under a pseudonym. Prints the rows removed or changed per table.
+    them); their votes and reports on other answers are deleted; their questions and id are scrubbed from
+    alerts (a coverage gap's samples and by_user), review items, switch reasons, silence comments and job
+    errors; operator columns (acks, silences, kill switch, quarantine) keep the action as "[forgotten]".
+    Prints the rows removed or changed per table.
     """
     from feedback import FeedbackError
     from jobs.retention import forget as forget_user

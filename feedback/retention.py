@@ -10,10 +10,18 @@ of the SQL that removes or anonymises personal data; jobs and the CLI call the s
 
 What is personal: the question text (``answers.question``), the free text of a wrong-answer report
 (``flags.reason``), and the Slack user ids of askers, voters, reporters (``answers.user_id``,
-``votes.user_id``, ``flags.user_id``) and of operators who acked, silenced or flipped the kill switch
-(``alerts.acked_by``, ``silences.created_by``, ``kill_switch.changed_by``, and ``"by"`` in
-``alert_events.detail``). A topic's label is the text of the question that founded it (`jobs.classify`), so
-it goes with that question.
+``votes.user_id``, ``flags.user_id``) and of operators who acked, silenced or flipped a switch
+(``alerts.acked_by``, ``silences.created_by``, ``kill_switch.changed_by``, ``quarantine.changed_by``, and
+``"by"`` in ``alert_events.detail``). A topic's label is the text of the question that founded it
+(`jobs.classify`), so it goes with that question. Copies count too (issue 27, "Nothing leaks"): the monitoring
+jobs quote questions and name askers in what they write (`COPY_COLUMNS`: a coverage gap's example, samples and
+``by_user`` counts, a bad page's evidence, the alert summary a kill switch keeps as its reason), and operators'
+notes and job errors are free text (`NOTE_COLUMNS`). A copy goes when its original goes: `forget_user` scrubs
+the person's question texts and ids from all of them; `apply_retention` scrubs the question texts it removes
+from all of them and the ids it anonymises from the copies (an operator's id is not an asker's; retention
+leaves operators' columns alone). The other columns of `feedback.schema` hold ids of answers, documents,
+alerts and channels, times, counts and states, never a question or a person (gap queries are written by
+admins, `knowledge.gaps`); ``reply_retries`` rows go with their answer (``ON DELETE CASCADE``).
 
 What the monitoring jobs aggregate is never touched by retention: ``answers.refused/top_score/created_at/
 language/low_confidence``, citations, answer_passages, answer_labels, ``votes.value/reason`` and the rows
@@ -26,12 +34,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import Connection
 
+from feedback.alerting import json_text
 from feedback.db import rows, run, scalar
 
 #: What a removed question (and a removed topic label) reads as.
@@ -44,16 +56,33 @@ ANON_PREFIX = "anon:"
 SALT_KEY = "pseudonym_salt"
 #: Tables and columns holding a Slack user id of an operator's action: set to `FORGOTTEN` by `forget_user`,
 #: never deleted (deleting a kill-switch or silence row would change what is switched off or silenced).
-OPERATOR_COLUMNS = (("alerts", "acked_by"), ("silences", "created_by"), ("kill_switch", "changed_by"))
-#: Shortest question text searched for in alert and review-queue texts by `forget_user` (shorter texts
-#: would match unrelated words).
+OPERATOR_COLUMNS = (("alerts", "acked_by"), ("silences", "created_by"), ("kill_switch", "changed_by"),
+                    ("quarantine", "changed_by"))
+#: Columns the monitoring jobs fill from the answers: an alert's summary and annotations (a coverage gap's
+#: example question, samples and ``by_user`` counts; a bad page's evidence questions), a review item's reason
+#: and details (the same), and the reason of a kill-switch or quarantine change an alert made (its summary).
+COPY_COLUMNS = (("alerts", "summary"), ("alerts", "annotations"), ("review_queue", "reason"),
+                ("review_queue", "details"), ("kill_switch", "reason"), ("quarantine", "reason"))
+#: Free text written by operators and by failures (an alert event's detail, a silence's comment, a job's
+#: error): it may quote a question or name a person.
+NOTE_COLUMNS = (("alert_events", "detail"), ("silences", "comment"), ("job_runs", "error"))
+#: Those of the columns above that hold JSON. They are parsed, not searched as text: an id that is a key
+#: (``by_user``) is folded into its replacement (counts added, so they still sum to the gap's size), and a
+#: question quoted in a JSON string is found whatever its escaping.
+JSON_COLUMNS = frozenset({("alerts", "annotations"), ("review_queue", "details"), ("alert_events", "detail")})
+#: Shortest question text replaced inside a longer text (shorter texts would match unrelated words); a
+#: shorter one is still replaced where it stands whole (a JSON string) or between the “quotes” summaries use.
 MIN_SCRUB_CHARS = 12
-#: How many characters of a question `jobs.signals.bad_docs` quotes in a summary.
-SUMMARY_QUOTE_CHARS = 80
+#: Shortest user id replaced inside a longer text (Slack ids have 9 or 11 characters); shorter ones (the
+#: by_user key "cli", ids made up in tests) only where they stand whole, as a JSON key or string.
+MIN_ID_CHARS = 8
+#: How many characters of a question the jobs quote: 80 in a bad page's summary (`jobs.signals.bad_docs`),
+#: 60 as the label of a coverage gap without label words (`jobs.question_gaps`).
+QUOTED_PREFIXES = (80, 60)
 
-#: Primary key of the tables whose changed rows `forget_user` counts.
-_KEYS = {"alerts": "fingerprint", "silences": "silence_id", "kill_switch": "change_id",
-         "alert_events": "event_id", "review_queue": "item_id"}
+#: Primary key of the tables whose changed rows `forget_user` and `apply_retention` count.
+_KEYS = {"alerts": "fingerprint", "silences": "silence_id", "kill_switch": "change_id", "quarantine": "change_id",
+         "alert_events": "event_id", "review_queue": "item_id", "job_runs": "run_id"}
 #: Rows with a user id not yet anonymised (``:anon`` is ``ANON_PREFIX + "%"``).
 _FRESH = "user_id IS NOT NULL AND user_id NOT LIKE :anon"
 #: Tables holding a user id whose rows `apply_retention` anonymises: table → (time column, key columns).
@@ -103,9 +132,18 @@ def apply_retention(
             reports: a random ``anon:`` token per row, because the column is part of their primary key).
         now: ISO-8601 UTC text stored in ``answers.redacted_at``.
 
+    Replies of those answers still waiting to be posted (``reply_retries``) are dropped. The questions
+    removed are also scrubbed from every copy and note (`COPY_COLUMNS`, `NOTE_COLUMNS`), and
+    the ids anonymised from the copies (a coverage gap's ``by_user`` reads the same pseudonym, or a random
+    token per person with ``"remove"``), in the same transaction: no copy outlives its original. A text
+    another person also asked, word for word, goes from the copies with it.
+
     Returns:
-        Rows changed per kind: ``{"questions", "topic_labels", "flag_reasons", "answer_user_ids",
-        "vote_user_ids", "flag_user_ids"}``; a second run with the same cut-offs returns zeros.
+        Rows changed per kind: ``{"undelivered_replies", "questions", "topic_labels", "flag_reasons",
+        "answer_user_ids", "vote_user_ids", "flag_user_ids", "copies"}`` (``undelivered_replies``: replies
+        of those answers still waiting to be posted, dropped; ``copies``: rows of alerts, review items,
+        switch changes, events, silences and job runs changed); a second run with the same cut-offs returns
+        zeros.
 
     Raises:
         ValueError: unknown ``user_ids`` mode.
@@ -115,8 +153,15 @@ def apply_retention(
     if user_ids not in ("hash", "remove"):
         raise ValueError(f"user_ids must be 'hash' or 'remove', not {user_ids!r}")
     counts: dict[str, int] = {}
-    founded = _founded_topics(conn, "a.created_at < :before AND a.redacted_at IS NULL",
-                              {"before": questions_before})
+    where = "a.created_at < :before AND a.redacted_at IS NULL"
+    founded = _founded_topics(conn, where, {"before": questions_before})
+    removed = _questions(conn, where, {"before": questions_before})
+    # A reply still waiting to be posted when its question goes is never posted: days late and without its
+    # question it helps nobody, and it is the last copy of what was said to that person.
+    counts["undelivered_replies"] = run(
+        conn, "DELETE FROM reply_retries WHERE answer_id IN (SELECT answer_id FROM answers a WHERE "
+              f"{where})", before=questions_before,
+    ).rowcount
     counts["questions"] = run(
         conn, "UPDATE answers SET question = :removed, redacted_at = :now "
               "WHERE created_at < :before AND redacted_at IS NULL",
@@ -127,13 +172,16 @@ def apply_retention(
         conn, "UPDATE flags SET reason = '' WHERE created_at < :before AND reason <> ''", before=questions_before
     ).rowcount
     key = salt(conn) if user_ids == "hash" else b""
+    replacement = (lambda u: pseudonym(u, key)) if user_ids == "hash" else _random_token
+    anonymised = {user: replacement(user) for user in _fresh_ids(conn, user_ids_before)}
     for table, kind in (("answers", "answer_user_ids"), ("votes", "vote_user_ids"), ("flags", "flag_user_ids")):
         if table == "answers" and user_ids == "remove":
             counts[kind] = run(conn, f"UPDATE answers SET user_id = NULL WHERE created_at < :before AND {_FRESH}",
                                before=user_ids_before, anon=ANON_PREFIX + "%").rowcount
             continue
-        counts[kind] = _anonymise(conn, table, user_ids_before,
-                                  (lambda u: pseudonym(u, key)) if user_ids == "hash" else _random_token)
+        counts[kind] = _anonymise(conn, table, user_ids_before, replacement)
+    changed = _scrub_copies(conn, removed, anonymised, ids_in_notes=False)
+    counts["copies"] = sum(len(keys) for keys in changed.values())
     return counts
 
 
@@ -144,10 +192,11 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     rows anonymised with ``"remove"`` no longer link to anyone and are not found. Deleting an answer also
     deletes, through ``ON DELETE CASCADE``, its citations, retrieved passages, label, and the votes and
     reports of others on it; those are counted under their own table names. Other answers that followed up
-    on a deleted one lose that link. The question texts are also scrubbed from alert and review-queue texts
-    (bad-document evidence quotes questions), and a topic founded by one of them loses its label. Operator
-    columns (`OPERATOR_COLUMNS`) and ``"by"`` in alert events read `FORGOTTEN` instead of the id (or its
-    pseudonym): the action stays, nobody is named.
+    on a deleted one lose that link. A topic founded by one of their questions loses its label. The question
+    texts become `REMOVED` and the id (or its pseudonym) `FORGOTTEN` wherever the jobs copied them or a
+    note holds them (`COPY_COLUMNS`, `NOTE_COLUMNS`: alert summaries and annotations — a coverage gap's
+    samples and ``by_user`` —, review items, switch reasons, ``"by"`` in alert events, silence comments, job
+    errors), and operator columns (`OPERATOR_COLUMNS`) read `FORGOTTEN`: the action stays, nobody is named.
 
     Args:
         conn: a connection inside a write transaction.
@@ -156,7 +205,8 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     Returns:
         Rows removed or changed per table, e.g. ``{"answers": 3, "citations": 4, "answer_passages": 12,
         "answer_labels": 3, "votes": 5, "flags": 1, "follow_ups_unlinked": 0, "topics": 1, "alerts": 0,
-        "alert_events": 0, "silences": 0, "kill_switch": 0, "review_queue": 0}`` (every key always present).
+        "review_queue": 0, "kill_switch": 0, "quarantine": 0, "alert_events": 0, "silences": 0,
+        "job_runs": 0}`` (every key always present).
 
     Raises:
         ValueError: empty ``user_id``.
@@ -168,7 +218,7 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     ids = [user_id, pseudonym(user_id, salt(conn))]
     mine = "SELECT answer_id FROM answers WHERE user_id IN :ids"
     counts: dict[str, int] = {}
-    questions = [r["question"] for r in rows(conn, "SELECT question FROM answers WHERE user_id IN :ids", ids=ids)]
+    questions = _questions(conn, "a.user_id IN :ids", {"ids": ids})
     founded = _founded_topics(conn, "a.user_id IN :ids", {"ids": ids})
     # Votes and flags of the person on anyone's answers, then what hangs off their own answers (cascaded).
     counts["votes"] = run(conn, "DELETE FROM votes WHERE user_id IN :ids", ids=ids).rowcount
@@ -184,26 +234,40 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     ).rowcount
     counts["topics"] = _remove_topic_labels(conn, founded)
     counts["answers"] = run(conn, "DELETE FROM answers WHERE user_id IN :ids", ids=ids).rowcount
-    changed = _scrub_texts(conn, questions)  # table → keys of the rows changed, so a row counts once
+    # table → keys of the rows changed, so a row changed in two columns counts once
+    changed = _scrub_copies(conn, questions, dict.fromkeys(ids, FORGOTTEN), ids_in_notes=True)
     for table, column in OPERATOR_COLUMNS:
         key = _KEYS[table]
-        changed.setdefault(table, set()).update(r[key] for r in rows(
+        changed[table].update(r[key] for r in rows(
             conn, f"UPDATE {table} SET {column} = :forgotten WHERE {column} IN :ids RETURNING {key}",
             forgotten=FORGOTTEN, ids=ids))
-    for who in ids:
-        changed.setdefault("alert_events", set()).update(
-            _replace_in(conn, "alert_events", "detail", json.dumps(who), json.dumps(FORGOTTEN)))
     counts.update({table: len(keys) for table, keys in changed.items()})
     return counts
 
 
 def user_rows(conn: Connection, user_id: str) -> dict[str, int]:
-    """How many rows hold ``user_id`` (or its pseudonym) per user column: answers, votes, flags and the
-    operator columns (``"table.column"`` → count). Reads only, but needs a write transaction because the
-    salt may have to be made (`salt`); what `forget_user` would act on."""
+    """What `forget_user` would act on, per ``"table.column"`` → rows (every key always present, most 0):
+    the rows holding ``user_id`` or its pseudonym in a user or operator column, the topics their questions
+    named (``"topics.label"``), and the rows of every copy and note column (`COPY_COLUMNS`, `NOTE_COLUMNS`)
+    that quote their questions or name them. Reads only, but needs a write transaction because the salt may
+    have to be made (`salt`).
+
+    Raises:
+        ValueError: empty ``user_id``.
+    """
+    if not user_id or not user_id.strip():
+        raise ValueError("user_id must be a non-empty Slack user id, e.g. U012AB3CD")
+    user_id = user_id.strip()
     ids = [user_id, pseudonym(user_id, salt(conn))]
     columns = [("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"), *OPERATOR_COLUMNS]
-    return {f"{t}.{c}": scalar(conn, f"SELECT COUNT(*) FROM {t} WHERE {c} IN :ids", ids=ids) for t, c in columns}
+    counts = {f"{t}.{c}": scalar(conn, f"SELECT COUNT(*) FROM {t} WHERE {c} IN :ids", ids=ids) for t, c in columns}
+    founded = _founded_topics(conn, "a.user_id IN :ids", {"ids": ids})
+    counts["topics.label"] = scalar(conn, "SELECT COUNT(*) FROM topics WHERE topic_id IN :t AND label NOT LIKE :r",
+                                    t=founded, r=f"{REMOVED}%") if founded else 0
+    scrub = _Scrub.of(_questions(conn, "a.user_id IN :ids", {"ids": ids}), dict.fromkeys(ids, FORGOTTEN))
+    for table, column in COPY_COLUMNS + NOTE_COLUMNS:
+        counts[f"{table}.{column}"] = len(_scrubbed_rows(conn, table, column, scrub))
+    return counts
 
 
 def _random_token(_user_id: str) -> str:
@@ -266,32 +330,172 @@ def _remove_topic_labels(conn: Connection, topic_ids: list[int]) -> int:
     return changed
 
 
-def _replace_in(conn: Connection, table: str, column: str, old: str, new: str) -> list[Any]:
-    """Replaces every occurrence of ``old`` in ``table.column`` with ``new``; returns the keys of the rows
-    changed. ``replace(c, :old, '') <> c`` finds the rows: case-sensitive on both databases (LIKE is not
-    on SQLite) and needs no escaping of ``%``/``_`` (SQLite's ``instr`` does not exist on PostgreSQL)."""
-    key = _KEYS[table]
-    return [r[key] for r in rows(
-        conn, f"UPDATE {table} SET {column} = replace({column}, :old, :new) "
-              f"WHERE replace({column}, :old, '') <> {column} RETURNING {key}",
-        old=old, new=new,
-    )]
+def _questions(conn: Connection, where: str, params: dict[str, Any]) -> list[str]:
+    """The distinct question texts of the answers ``a`` matching ``where`` (``[removed]`` ones left out)."""
+    return [r["question"] for r in rows(
+        conn, f"SELECT DISTINCT a.question AS question FROM answers a WHERE {where} AND a.question <> :removed",
+        removed=REMOVED, **params)]
 
 
-def _scrub_texts(conn: Connection, questions: list[str]) -> dict[str, set]:
-    """Replaces ``questions`` (whole, JSON-escaped, and as the first 80 characters a summary quotes) with
-    "[removed]" in alert summaries and annotations and in review-queue reasons and details; returns the
-    keys of the rows changed per table (``{"alerts": {fingerprint, …}, "review_queue": {item_id, …}}``)."""
-    variants = set()
-    for text in questions:
-        if text == REMOVED:
+def _fresh_ids(conn: Connection, before: str) -> list[str]:
+    """The user ids (not yet anonymised) of the answers, votes and reports older than ``before``: the ones
+    `apply_retention` anonymises."""
+    found: set[str] = set()
+    for table, (time_column, _) in _USER_TABLES.items():
+        found.update(r["user_id"] for r in rows(
+            conn, f"SELECT DISTINCT user_id FROM {table} WHERE {time_column} < :before AND {_FRESH}",
+            before=before, anon=ANON_PREFIX + "%"))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class _Scrub:
+    """What to take out of a copy or note, each mapped to its replacement.
+
+    Attributes:
+        whole: a string that is all of a value (a JSON string, or the column's whole text) equal to a
+            question, a quoted prefix of one (`QUOTED_PREFIXES`), or an id, at any length.
+        keys: a JSON key equal to an id (a coverage gap's ``by_user``). Question texts are never matched as
+            whole keys: a short question such as "en" would hit ``by_language``.
+        texts: question texts replaced inside longer strings, longest first: those of at least
+            `MIN_SCRUB_CHARS`, and at any length between the “quotes” the summaries put around them.
+        ids: ids (of at least `MIN_ID_CHARS`) replaced inside longer strings where they stand as a word, so
+            ``U012AB3CD`` is not found inside ``U012AB3CDEF``.
+    """
+
+    whole: dict[str, str]
+    keys: dict[str, str]
+    texts: dict[str, str]
+    ids: dict[str, str]
+
+    @classmethod
+    def of(cls, questions: list[str], ids: dict[str, str]) -> _Scrub:
+        """The scrub of ``questions`` (→ `REMOVED`) and ``ids`` (id → its replacement)."""
+        whole: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        for question in filter(None, questions):  # an empty text would match every empty string
+            for quoted in {question, *(question[:n] for n in QUOTED_PREFIXES)}:
+                whole[quoted] = REMOVED
+                texts[f"“{quoted}”"] = f"“{REMOVED}”"
+                if len(quoted) >= MIN_SCRUB_CHARS:
+                    texts[quoted] = REMOVED
+        whole.update(ids)
+        return cls(whole, dict(ids), dict(sorted(texts.items(), key=lambda kv: -len(kv[0]))),
+                   {old: new for old, new in ids.items() if len(old) >= MIN_ID_CHARS})
+
+    @property
+    def empty(self) -> bool:
+        return not self.whole
+
+    def found_in(self, strings: list[str]) -> _Scrub:
+        """The same, with only the texts and ids found somewhere in ``strings``: one search per text over all
+        of them instead of one per text and string (a first retention run may remove thousands of questions)."""
+        haystack = "\0".join(strings)
+        return _Scrub(self.whole, self.keys, {t: r for t, r in self.texts.items() if t in haystack},
+                      {i: r for i, r in self.ids.items() if i in haystack})
+
+    def text(self, value: str) -> str:
+        """``value`` with what this scrub takes out replaced."""
+        if value in self.whole:
+            return self.whole[value]
+        return self._parts(value)
+
+    def key(self, value: str) -> str:
+        """A JSON key with what this scrub takes out replaced (ids whole, texts and ids inside)."""
+        return self.keys[value] if value in self.keys else self._parts(value)
+
+    def _parts(self, value: str) -> str:
+        for old, new in self.texts.items():
+            value = value.replace(old, new)
+        for old, new in self.ids.items():
+            value = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", lambda _: new, value)
+        return value
+
+
+def _scrub_copies(conn: Connection, questions: list[str], ids: dict[str, str], *, ids_in_notes: bool
+                  ) -> dict[str, set]:
+    """Replaces ``questions`` with `REMOVED` and ``ids`` (id → replacement) in `COPY_COLUMNS`, and the
+    questions (with ``ids_in_notes``, the ids too) in `NOTE_COLUMNS`.
+
+    Returns:
+        The keys of the rows changed per table, every table of both lists present:
+        ``{"alerts": {fingerprint, …}, "review_queue": {item_id, …}, "kill_switch": set(), …}``.
+    """
+    changed: dict[str, set] = {table: set() for table, _ in COPY_COLUMNS + NOTE_COLUMNS}
+    copies = _Scrub.of(questions, ids)
+    notes = copies if ids_in_notes else _Scrub.of(questions, {})
+    for columns, scrub in ((COPY_COLUMNS, copies), (NOTE_COLUMNS, notes)):
+        if scrub.empty:
             continue
-        for variant in (text, json.dumps(text, ensure_ascii=False)[1:-1], text[:SUMMARY_QUOTE_CHARS]):
-            if len(variant) >= MIN_SCRUB_CHARS:
-                variants.add(variant)
-    changed: dict[str, set] = {"alerts": set(), "review_queue": set()}
-    for variant in sorted(variants, key=len, reverse=True):  # whole texts before their prefixes
-        for table, columns in (("alerts", ("summary", "annotations")), ("review_queue", ("reason", "details"))):
-            for column in columns:
-                changed[table].update(_replace_in(conn, table, column, variant, REMOVED))
+        for table, column in columns:
+            found = _scrubbed_rows(conn, table, column, scrub)
+            if found:
+                conn.execute(sql_text(f"UPDATE {table} SET {column} = :value WHERE {_KEYS[table]} = :key"),
+                             [{"key": key, "value": value} for key, value in found])  # executemany
+            changed[table].update(key for key, _ in found)
     return changed
+
+
+def _scrubbed_rows(conn: Connection, table: str, column: str, scrub: _Scrub) -> list[tuple[Any, str]]:
+    """``(primary key, new text)`` of the rows of ``table.column`` that ``scrub`` changes; reads only.
+
+    The tables are small (one row per alert, review item, switch change, silence, event or job run), so each
+    column is read whole and changed in Python: the same on both databases, and JSON columns
+    (`JSON_COLUMNS`) are parsed, so escaping cannot hide a text and an id that is a key can be folded.
+    """
+    if scrub.empty:
+        return []
+    found = rows(conn, f"SELECT {_KEYS[table]} AS row_key, {column} AS value FROM {table} "
+                       f"WHERE {column} IS NOT NULL AND {column} <> ''")
+    values = [_parsed(r["value"], (table, column) in JSON_COLUMNS) for r in found]
+    present = scrub.found_in([s for value, _ in values for s in _strings(value)])
+    changed = []
+    for row, (value, is_json) in zip(found, values):
+        new = _scrubbed(value, present)
+        if new != value:
+            changed.append((row["row_key"], json_text(new) if is_json else new))
+    return changed
+
+
+def _parsed(text: str, as_json: bool) -> tuple[Any, bool]:
+    """``(value, is_json)``: the decoded JSON of a JSON column, else (or when it does not parse) the text."""
+    if as_json:
+        try:
+            return json.loads(text), True
+        except ValueError:
+            pass
+    return text, False
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a decoded JSON value (keys too), or the value itself when it is a string."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+
+
+def _scrubbed(value: Any, scrub: _Scrub) -> Any:
+    """``value`` (a string or decoded JSON) with ``scrub`` applied to every string and key. Two keys that
+    become one (two forgotten askers in one ``by_user``) are folded: numbers added, else the first kept."""
+    if isinstance(value, str):
+        return scrub.text(value)
+    if isinstance(value, list):
+        return [_scrubbed(item, scrub) for item in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            key, item = scrub.key(key), _scrubbed(item, scrub)
+            out[key] = _folded(out[key], item) if key in out else item
+        return out
+    return value
+
+
+def _folded(first: Any, second: Any) -> Any:
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (first, second))
+    return first + second if numbers else first

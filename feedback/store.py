@@ -489,7 +489,8 @@ class FeedbackStore:
     ) -> dict[str, int]:
         """Applies the retention policy (config ``retention``; `feedback.retention.apply_retention`) in one
         transaction: question texts older than ``questions_days`` become "[removed]", user ids older than
-        ``user_ids_days`` are anonymised. Aggregated columns (refusals, votes, reports, citations) stay.
+        ``user_ids_days`` are anonymised, in the answers and in every alert, review item and note that copied
+        them. Aggregated columns (refusals, votes, reports, citations) stay.
 
         Args:
             questions_days, user_ids_days: ages in days (>= 1) counted back from ``now``.
@@ -498,7 +499,8 @@ class FeedbackStore:
 
         Returns:
             Rows changed per kind, e.g. ``{"questions": 120, "topic_labels": 2, "flag_reasons": 1,
-            "answer_user_ids": 118, "vote_user_ids": 40, "flag_user_ids": 3}``; zeros on a repeated run.
+            "answer_user_ids": 118, "vote_user_ids": 40, "flag_user_ids": 3, "copies": 2}``; zeros on a
+            repeated run.
 
         Raises:
             InvalidRecord: a naive ``now`` or a day count < 1.
@@ -537,9 +539,12 @@ class FeedbackStore:
             return pseudonym(user_id.strip(), salt(conn))
 
     def user_rows(self, user_id: str) -> dict[str, int]:
-        """Rows holding ``user_id`` or its pseudonym, per ``"table.column"`` (what `forget_user` acts on).
+        """What `forget_user` would act on, per ``"table.column"`` → rows: the rows holding ``user_id`` or its
+        pseudonym, the topics their questions named, and the alerts, review items, switch reasons and notes
+        that quote their questions or name them (`feedback.retention.user_rows`).
 
         Raises:
+            ValueError: empty ``user_id``.
             StoreUnavailable: SQLite failed.
         """
         with self.transaction() as conn:  # the salt may have to be created

@@ -21,7 +21,7 @@ from config.alerts import load_alerts_config
 from feedback import FeedbackStore, db, schema
 from feedback._time import utc_iso
 from feedback.retention import FORGOTTEN, REMOVED
-from jobs import alerts, killswitch, silences
+from jobs import alerts, killswitch, runs, silences
 from jobs.retention import apply, forget
 from jobs.signals import bad_docs, coverage
 from tests.jobs.monitoring_helpers import make_ctx
@@ -288,8 +288,13 @@ def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store) -> No
                                              ("kill_switch", "changed_by"), ("answers", "question"),
                                              ("topics", "label"), ("alert_events", "detail"), ("alerts", "summary"),
                                              ("alerts", "annotations"), ("review_queue", "reason")}
-    assert store.user_rows(FORGET) == {"answers.user_id": 4, "votes.user_id": 2, "flags.user_id": 1,
-                                       "alerts.acked_by": 1, "silences.created_by": 1, "kill_switch.changed_by": 1}
+    found = store.user_rows(FORGET)                  # what --dry-run prints: every column forget changes
+    assert {k: n for k, n in found.items() if n} == {
+        "answers.user_id": 4, "votes.user_id": 2, "flags.user_id": 1, "alerts.acked_by": 1, "silences.created_by": 1,
+        "kill_switch.changed_by": 1, "topics.label": 3, "alerts.summary": 1, "alerts.annotations": 1,
+        "review_queue.reason": 1, "review_queue.details": 1, "alert_events.detail": 2}
+    assert set(found) >= {"quarantine.changed_by", "quarantine.reason", "kill_switch.reason", "silences.comment",
+                          "job_runs.error"}
     others = count(store, "SELECT COUNT(*) FROM answers WHERE user_id NOT IN :ids", ids=[FORGET, pseudonym])
     assert others == 141
 
@@ -297,7 +302,7 @@ def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store) -> No
 
     assert counts == {"votes": 2 + 3, "flags": 1 + 3, "citations": 3, "answer_passages": 7, "answer_labels": 4,
                       "follow_ups_unlinked": 1, "topics": 3, "answers": 4, "alerts": 1, "silences": 1,
-                      "kill_switch": 1, "alert_events": 2, "review_queue": 1}
+                      "kill_switch": 1, "alert_events": 2, "review_queue": 1, "quarantine": 0, "job_runs": 0}
     assert held_by(store, FORGET, pseudonym, "medical leave form") == []
     assert set(store.user_rows(FORGET).values()) == {0}
     assert store.get_answer("follow")["follow_up_of"] is None
@@ -363,6 +368,37 @@ def test_cli_retention_and_forget_print_what_they_did(cli_home) -> None:
     assert result.exit_code != 0 and "not an ISO date" in result.output
 
 
+def test_cli_forget_dry_run_counts_the_alerts_that_name_them_and_changes_nothing(cli_home) -> None:
+    from bot.cli import cli
+
+    home, target = cli_home
+    question = "where is the VPN guide for contractors?"
+    with FeedbackStore.open(target) as opened:
+        ask(opened, 1, question=question, user=FORGET, days_ago=2)
+        with opened.transaction() as conn:                 # a coverage gap's alert, as `jobs.signals.coverage`
+            at = utc_iso(NOW)
+            conn.execute(schema.alerts.insert(), [dict(
+                fingerprint="fp-gap", alert="coverage_gap", severity="warning", labels='{"gap": "contractors-vpn"}',
+                source="coverage", state="firing", bad_streak=1, good_streak=0, link="", first_seen_at=at,
+                last_evaluated_at=at, notify_count=0, summary=f"5 questions from 2 users, e.g. “{question}”",
+                annotations=json.dumps({"by_user": {FORGET: 1, "U001": 4}, "samples": [question]}))])
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--home", str(home), "forget", "--user", FORGET, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "  alerts.annotations: 1" in result.output and "  alerts.summary: 1" in result.output
+    assert "  answers.user_id: 1" in result.output and "would act on" in result.output
+    result = runner.invoke(cli, ["--home", str(home), "forget", "--user", FORGET, "--dry-run", "--json"])
+    assert json.loads(result.output)["found"]["alerts.annotations"] == 1
+    with FeedbackStore.open(target) as opened:
+        assert FORGET in query(opened, "SELECT annotations FROM alerts")[0]["annotations"]   # nothing changed
+    result = runner.invoke(cli, ["--home", str(home), "forget", "--user", FORGET, "--json"])
+    assert json.loads(result.output.splitlines()[-1])["removed"]["alerts"] == 1      # after the log line
+    with FeedbackStore.open(target) as opened:
+        (row,) = query(opened, "SELECT summary, annotations FROM alerts")
+    assert json.loads(row["annotations"]) == {"by_user": {FORGOTTEN: 1, "U001": 4}, "samples": [REMOVED]}
+    assert row["summary"] == f"5 questions from 2 users, e.g. “{REMOVED}”"
+
+
 def test_a_second_vote_after_the_first_was_anonymised_is_kept_under_the_pseudonym(store) -> None:
     """Hashing gives the same pseudonym again: the newer vote replaces the anonymised one (last write wins)."""
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -375,3 +411,171 @@ def test_a_second_vote_after_the_first_was_anonymised_is_kept_under_the_pseudony
     store.apply_retention(questions_days=90, user_ids_days=90, now=start + timedelta(days=200))
     (vote,) = store.votes_for("old")
     assert vote["user_id"] == store.pseudonym("U7") and vote["value"] == "down"
+
+
+# --- every copy the jobs write (issue 27, "Nothing leaks and nothing is dropped") ------------------------------
+
+#: The forgotten person's questions: two join a coverage gap, two are reported answers citing the bad page.
+THEIR_GAP_QUESTIONS = ["Is there a home internet stipend for remote employees?",
+                       "home internet stipend for remote employees — how much is it?"]
+OTHERS_GAP_QUESTIONS = [("U001", "Is there a home internet stipend for remote workers?"),
+                        ("U002", "Do remote employees get a home internet stipend?"),
+                        ("U003", "What is the home internet stipend for remote staff?")]
+THEIR_BAD_QUESTIONS = ["why does the node disk cleanup runbook fail on my laptop \"agent\"?",
+                       "node disk full again, the runbook's cleanup step did nothing"]
+#: A question about nothing else asked: it founds a topic, which the classifier names after it.
+THEIR_TOPIC_QUESTION = "how do I book the sauna in the Oslo office for Friday?"
+
+
+def asked(store, answer_id: str, question: str, user: str, at: datetime, cited=()) -> str:
+    """One answer through the store's API, left unlabelled (the coverage job labels it, `jobs.classify`)."""
+    retrieved = [{"chunk_id": f"{d}#0", "doc_id": d, "score": 0.8} for d in cited]
+    store.record_answer(answer_id=answer_id, question=question, channel="C1", thread_ts=None, user_id=user,
+                        retrieved=retrieved, cited_doc_ids=list(cited), refused=not cited,
+                        top_score=0.8 if cited else 0.05, latency_ms=40.0, created_at=at)
+    return answer_id
+
+
+def traffic_through_the_jobs(store, home, settings, kb, *, operator: bool = True) -> None:
+    """Everything Minerva writes about a person, written by the code that writes it in production.
+
+    FORGET asks two questions of a coverage gap (with three others), two about a badly rated page and one
+    about nothing else asked (it founds a topic), votes
+    (with a reason) and reports; one reply of theirs could not be posted. The real jobs then run: coverage
+    (labels the answers, so topics are named after questions; a ``coverage_gap`` alert with ``by_user`` and
+    samples; a review item), bad documents (a ``bad_document`` alert quoting their questions; a
+    ``wrong_answer_spike`` that quarantines the page through the kill switch, its evidence quoting them).
+    With ``operator``, FORGET also acks and silences an alert (its comment quotes a question), disables a
+    collection and quarantines a page (its reason quotes an alert summary), and a job fails on one of their
+    questions.
+    """
+    for i in range(30):  # a badly rated page: 1 👍 in 6, reported now and then, from nine people
+        answer = asked(store, f"bad{i:02d}", f"node disk is full on worker {i}, what now?", ASKERS[i % 9],
+                       NOW - timedelta(days=2 + i * 0.4), cited=(BAD,))
+        store.record_vote(answer, ASKERS[(i + 1) % 9], "up" if i % 6 == 0 else "down",
+                          voted_at=NOW - timedelta(days=2 + i * 0.4))
+    for i, question in enumerate(THEIR_BAD_QUESTIONS):
+        answer = asked(store, f"theirs-bad{i}", question, FORGET, NOW - timedelta(hours=3 + i), cited=(BAD,))
+        store.record_vote(answer, "U001", "down", voted_at=NOW - timedelta(hours=2))
+        for reporter in ("U002", "U003", "U004"):
+            store.record_flag(answer, reporter, "the cleanup step is gone", created_at=NOW - timedelta(hours=2))
+    for i, (user, question) in enumerate(OTHERS_GAP_QUESTIONS):
+        asked(store, f"gap{i}", question, user, NOW - timedelta(hours=20 + i))
+    for i, question in enumerate(THEIR_GAP_QUESTIONS):
+        asked(store, f"theirs-gap{i}", question, FORGET, NOW - timedelta(hours=10 + i))
+    asked(store, "theirs-sauna", THEIR_TOPIC_QUESTION, FORGET, NOW - timedelta(days=1))
+    store.record_vote("bad03", FORGET, "down", voted_at=NOW - timedelta(hours=1))
+    store.record_vote_reason("bad03", FORGET, "outdated", at=NOW - timedelta(hours=1))
+    store.record_flag("bad04", FORGET, f"wrong, and I asked “{THEIR_BAD_QUESTIONS[0]}” before",
+                      created_at=NOW - timedelta(hours=1))
+    store.keep_undelivered_reply("theirs-gap0", channel="D0FORGET", thread_ts=None,
+                                 text=f"<@{FORGET}> nothing answers “{THEIR_GAP_QUESTIONS[0]}”",
+                                 blocks=[{"type": "section",
+                                          "text": {"type": "mrkdwn", "text": THEIR_GAP_QUESTIONS[0]}}],
+                                 error="ratelimited", now=NOW)
+
+    config = load_alerts_config()
+    with_kb = make_ctx(store, home, settings, kb, now=NOW)
+    alerts.evaluate(store, config, "coverage", coverage.run(with_kb), now=NOW)
+    alerts.evaluate(store, config, "bad_docs", bad_docs.run(make_ctx(store, home, settings, None, now=NOW)), now=NOW)
+    if not operator:
+        return
+    bad = alerts.get_alert(store, alerts.fingerprint("bad_document", {"doc_id": BAD}))
+    gap = next(a for a in alerts.list_alerts(store, config, now=NOW) if a.alert.alert == "coverage_gap").alert
+    alerts.acknowledge(store, gap.fingerprint, by=FORGET, now=NOW)
+    silences.add_silence(store, bad.fingerprint, hours=4, by=FORGET, now=NOW,
+                         comment=f"same as “{THEIR_BAD_QUESTIONS[1]}”, {FORGET} is on it")
+    killswitch.disable(store, "api", reason=f"{FORGET}: testing", changed_by=FORGET, now=NOW)
+    killswitch.quarantine(store, GOOD, reason=bad.summary, changed_by=FORGET, now=NOW)
+    run_id = runs.start_run(store, "classify", trigger="manual", now=NOW)
+    runs.finish_run(store, run_id, outcome="failed", now=NOW,
+                    error=f"ValueError: cannot embed {THEIR_BAD_QUESTIONS[1]!r} (asked by {FORGET})")
+
+
+def texts_held(store) -> list[tuple[str, str, str]]:
+    """(table, column, text) of every value of every table, and of every string and key inside a JSON value
+    (decoded, so a question with quotes or non-ASCII text is found whatever its escaping)."""
+    found = []
+    for table, column, value in every_value(store):
+        found.append((table, column, value))
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            continue
+        found += [(table, column, s) for s in json_strings(decoded)]
+    return found
+
+
+def json_strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in json_strings(item)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (key, *json_strings(item))]
+    return []
+
+
+def columns_holding(store, *needles: str) -> set[tuple[str, str]]:
+    return {(t, c) for t, c, text in texts_held(store) if any(n in text for n in needles)}
+
+
+def test_forget_reaches_every_table_and_json_field_the_jobs_filled(store, tmp_path, sample_settings,
+                                                                   sample_kb) -> None:
+    traffic_through_the_jobs(store, tmp_path, sample_settings, sample_kb)
+    theirs = [*THEIR_GAP_QUESTIONS, *THEIR_BAD_QUESTIONS, THEIR_TOPIC_QUESTION]
+    needles = (FORGET, store.pseudonym(FORGET), *theirs)
+    (gap,) = query(store, "SELECT annotations FROM alerts WHERE alert = 'coverage_gap'")
+    gap = json.loads(gap["annotations"])
+    assert gap["by_user"][FORGET] == 2 and set(THEIR_GAP_QUESTIONS) <= set(gap["samples"])
+    held = columns_holding(store, *needles)
+    assert held >= {("answers", "user_id"), ("answers", "question"), ("votes", "user_id"), ("flags", "user_id"),
+                    ("flags", "reason"), ("reply_retries", "text"), ("reply_retries", "blocks"), ("topics", "label"),
+                    ("alerts", "summary"), ("alerts", "annotations"), ("alerts", "acked_by"),
+                    ("alert_events", "detail"), ("review_queue", "reason"), ("review_queue", "details"),
+                    ("silences", "created_by"), ("silences", "comment"), ("kill_switch", "changed_by"),
+                    ("kill_switch", "reason"), ("quarantine", "changed_by"), ("quarantine", "reason"),
+                    ("job_runs", "error")}, "the fixture must put the person in every column forget must reach"
+    spike = query(store, "SELECT changed_by FROM quarantine WHERE changed_by = 'alert'")
+    assert spike, "the wrong-answer spike must quarantine a page through the real kill switch"
+
+    dry = store.user_rows(FORGET)                    # `minerva forget --dry-run`: every column it will change
+    copies = {"alerts.summary", "alerts.annotations", "review_queue.reason", "review_queue.details",
+              "kill_switch.reason", "quarantine.reason", "alert_events.detail", "silences.comment", "job_runs.error",
+              "quarantine.changed_by", "topics.label"}
+    assert {k for k, n in dry.items() if n} >= copies
+    counts = forget(store, FORGET)
+
+    assert {t for t, n in counts.items() if n} >= {"answers", "votes", "flags", "alerts", "review_queue", "quarantine",
+                                                   "kill_switch", "alert_events", "silences", "job_runs", "topics"}
+    assert columns_holding(store, *needles) == set()
+    assert set(store.user_rows(FORGET).values()) == {0}
+    (after,) = query(store, "SELECT annotations, summary FROM alerts WHERE alert = 'coverage_gap'")
+    gap_after = json.loads(after["annotations"])
+    assert gap_after["by_user"][FORGOTTEN] == 2                        # the count stays, nobody is named
+    assert sum(gap_after["by_user"].values()) == gap_after["users"] + 1 == 5
+    assert gap_after["samples"].count(REMOVED) == 2 and len(gap_after["samples"]) == 5
+    assert count(store, "SELECT COUNT(*) FROM reply_retries") == 0   # went with the answer
+    assert killswitch.disabled_collections(store) == {"api"}           # actions stay
+    assert set(forget(store, FORGET).values()) == {0}
+
+
+def test_retention_scrubs_the_copies_of_what_it_removes(store, tmp_path, sample_settings, sample_kb) -> None:
+    traffic_through_the_jobs(store, tmp_path, sample_settings, sample_kb, operator=False)
+    askers = [FORGET, *ASKERS[:9]]
+    questions = [r["question"] for r in query(store, "SELECT question FROM answers")]
+    assert columns_holding(store, *questions) >= {("alerts", "summary"), ("alerts", "annotations"),
+                                                  ("review_queue", "reason"), ("review_queue", "details")}
+
+    counts = store.apply_retention(questions_days=1, user_ids_days=1, now=NOW + timedelta(days=2))
+
+    assert counts["questions"] == len(questions) and counts["copies"] >= 4
+    assert columns_holding(store, *questions) == set()
+    assert {(t, c) for t, c, text in texts_held(store) if text in askers} == set()
+    (gap,) = query(store, "SELECT annotations FROM alerts WHERE alert = 'coverage_gap'")
+    by_user = json.loads(gap["annotations"])["by_user"]
+    assert by_user[store.pseudonym(FORGET)] == 2 and sum(by_user.values()) == 5   # the same pseudonym as the rows
+    assert set(store.apply_retention(questions_days=1, user_ids_days=1, now=NOW + timedelta(days=2)).values()) == {0}
+    forget(store, FORGET)                            # the pseudonym is found in the copies too
+    assert json.loads(query(store, "SELECT annotations FROM alerts WHERE alert = 'coverage_gap'")[0]["annotations"])[
+        "by_user"][FORGOTTEN] == 2
