@@ -3,7 +3,7 @@
     KnowledgeError
     ├── SourceUnreadable      a file cannot be read as text (binary, not UTF-8, too large, I/O error)
     ├── DocumentInvalid       a file was read but cannot be parsed (broken front matter, no text)
-    │   └── DocumentStub      a stub, not content (generator directives, placeholders, a title only)
+    │   └── DocumentStub      a stub, not content: no sentence states anything (placeholders, TODO, links only)
     ├── SourceMissing         a configured source folder does not exist
     ├── IndexNotBuilt         no complete index generation exists yet
     ├── IndexIncompatible     the live index was built by another embedding model or format
@@ -26,8 +26,10 @@ class DocumentInvalid(KnowledgeError):
 
 
 class DocumentStub(DocumentInvalid):
-    """A page that is not content: generator directives (``::: pydantic.x``), macro placeholders, or a title
-    with fewer than a handful of words; not indexed, listed in the sync report's skipped as "stub: …"."""
+    """A page with no sentence that states anything (`knowledge.parsing.stub_reason`): generator directives
+    (``::: pydantic.x``), macro placeholders, TODO/TBD, only links or pointers, only headings or its title. A
+    short page is no stub: one sentence of fact is content. Not indexed, listed in the sync report's skipped
+    as "stub: …"."""
 
 
 class SourceMissing(KnowledgeError):

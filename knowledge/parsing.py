@@ -38,10 +38,10 @@ _HTML_NON_TEXT = re.compile(r"<(script|style|title|head)\b[^>]*>.*?</\1\s*>", re
 # Fenced code blocks, skipped when looking for a title heading (a shell "# comment" is not a heading).
 _FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.S | re.M)
 
-#: Fewer words than this, once generator directives, placeholders, headings and the title are taken out,
-#: make a page a stub (issue 11 item 7: "fewer than a handful of words"); 5 keeps the shortest real notes
-#: of the corpora ("Use the #tock channel for help." has 6).
-MIN_CONTENT_WORDS = 5
+#: Words a sentence needs to state something ("Closed on Sundays." has 3, "Free parking." 2; "Deprecated." is
+#: no statement). A stub is a page with no such sentence, not a short page (issue 27: "The lynx enclosure
+#: opens at 10:00." was dropped as "4 words"); issue 11 item 7's word count dropped one-sentence facts.
+MIN_STATEMENT_WORDS = 2
 # Generator directives: an mkdocstrings block (``::: pydantic.types`` and its indented ``options:``), a
 # snippet include (``--8<-- "file.md"``), a markdown-include (``{!file.md!}``), a ``[TOC]`` marker.
 _DIRECTIVE = re.compile(r"^:::[ \t]+\S.*(?:\n[ \t]+.*)*|^[ \t]*-{1,2}8<-{1,2}.*$|\{!.*?!\}|^\s*\[TOC\]\s*$", re.M)
@@ -51,6 +51,31 @@ _PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->|%%\w+%%", re.S)
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s.*$|^ {0,3}(?:=+|-+)\s*$", re.M)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*|\d[\w.,:/-]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: A link, image, wiki link or bare URL; group 1 or 2 is its text (a reference definition has none).
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]|\[\[([^\]]*)\]\]|^\s*\[[^\]]+\]:\s*\S.*$"
+                   r"|<(?:https?|mailto):[^>\s]*>|\b(?:https?://|www\.)[^\s)>\]]+", re.M)
+#: A sentence that is a note to the writers, not content: it starts with a to-do marker, or is only a
+#: placeholder phrase ("Coming soon.", "Lorem ipsum …", "準備中", "작성 중입니다").
+_TODO_START = re.compile(r"^\W*(?:TODO|TBD|TBA|FIXME|WIP|XXX)\b", re.I)
+_TODO_PHRASE = re.compile(
+    r"^\W*(?:(?:this |the )?(?:page|section|content|article)?\s*(?:is |will be )?(?:coming soon|under construction|"
+    r"work in progress|to come|to follow|to be (?:written|added|completed|determined|announced|done)|"
+    r"intentionally (?:left )?blank|left blank|a stub|a placeholder)|lorem ipsum\b.*|placeholder(?: text| page)?|"
+    r"nothing (?:here|to see here)(?: yet)?|more (?:to come|soon)|draft|stub|"
+    r"(?:준비|작성|공사)\s*중(?:입니다)?|(?:準備|作成|工事|編集)中(?:です)?)\W*$", re.I)
+#: To-do marker words inside a sentence ("Price: TBD"): not words of a statement.
+_TODO_WORDS = frozenset({"todo", "tbd", "tba", "fixme", "wip", "xxx"})
+#: Words that only point elsewhere ("See the other page.", "Moved to [X](x).", "For details see [X](x)"): a
+#: sentence whose words outside its links are all pointers states nothing. Content words are never here.
+_POINTER_WORDS = frozenset("""
+    see also refer referred to the a an this that these those here there page pages doc docs document documents
+    documentation link links for more details detail info information read check out go visit click follow moved
+    has have had been is are was now at on in under and or please related further reading other instead new old
+    location redirect redirects redirected article articles section below above following list of it its find
+    found can be you we our next previous back contents
+""".split())
+#: The same in Korean and Japanese, taken out before their characters are counted.
+_CJK_POINTERS = re.compile(r"바로\s*가기|참고(?:하세요|해\s*주세요)?|참조(?:하세요)?|링크|をご覧ください|を参照してください|参照|こちら|リンク")
 
 
 @dataclass
@@ -89,9 +114,9 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     Raises:
         DocumentInvalid: front matter is not valid YAML or not a mapping, a front matter date cannot be
             read, or there is no text left (e.g. a ``redirect_to`` stub).
-        DocumentStub: (a DocumentInvalid) the page is a stub, not content: only generator directives
-            (``::: pydantic.x``), macro placeholders, headings, or fewer than `MIN_CONTENT_WORDS` words;
-            the message starts with "stub: " (see `stub_reason`).
+        DocumentStub: (a DocumentInvalid) the page is a stub, not content: no sentence states anything
+            (only generator directives, macro placeholders, TODO/TBD, links or headings); the message starts
+            with "stub: " (see `stub_reason`).
     """
     suffix = PurePosixPath(rel_path).suffix.lower()
     dropped: list[str] = []
@@ -133,31 +158,94 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
 
 
 def stub_reason(body: str, title: str = "") -> str:
-    """Why ``body`` is a stub rather than content, or "" when it has content (issue 11 item 7).
+    """Why ``body`` is a stub rather than content, or "" when it has content (issues 11 item 7 and 27).
 
-    Generator directives (`_DIRECTIVE`: mkdocstrings ``::: x``, snippet includes, ``[TOC]``), placeholders
-    (`_PLACEHOLDER`), heading lines and the title's own words are taken out; what is left must hold at
-    least `MIN_CONTENT_WORDS` words (a CJK character counts as a word, as in the chunker).
+    A stub is a page with no sentence that states anything, however short the page: one sentence of fact
+    ("The lynx enclosure opens at 10:00.") is content and is indexed. Taken out first: generator directives
+    (`_DIRECTIVE`: mkdocstrings ``::: x``, snippet includes, ``[TOC]``), placeholders (`_PLACEHOLDER`) and
+    heading lines. Then a sentence (a paragraph's or list item's, read across wrapped lines; a table row; a
+    code block) states something when it holds at least `MIN_STATEMENT_WORDS` words and one of them, outside
+    its links, is neither a pointer ("see", "moved", "page": `_POINTER_WORDS`), a to-do marker ("TBD") nor a
+    word of the title. It states nothing when it starts with a to-do marker or is a placeholder phrase
+    ("TODO: write this", "Coming soon."), or is only links and pointers ("See [Node RAID Degraded](…)", a
+    bare list of links). A CJK character counts as a word, as in the chunker.
 
     Returns:
         e.g. "generator directives only (::: pydantic.types)", "macro placeholders only", "title only",
-        "3 words after stripping directives and placeholders (fewer than 5)", or "".
+        "to-do or placeholder text only (TODO: write the VPN page)", "links only (3 links)", "a pointer only
+        (See the other page.)", "no sentence that states anything (too few words: Deprecated.)", or "".
     """
     directives = [d.splitlines()[0].strip() for d in _DIRECTIVE.findall(body)]
     placeholders = _PLACEHOLDER.findall(body)
     rest = _HEADING_LINE.sub(" ", _PLACEHOLDER.sub(" ", _DIRECTIVE.sub(" ", body)))
     title_words = {w.lower() for w in _WORD.findall(title)}
-    words = [w for w in _WORD.findall(rest) if w.lower() not in title_words] + _CJK.findall(rest)
-    if len(words) >= MIN_CONTENT_WORDS:
-        return ""
-    if directives and not words:
-        return f"generator directives only ({'; '.join(directives[:3])})"
-    if placeholders and not words:
-        return "macro placeholders only"
-    if not words:
-        return "title only"
-    return f"{len(words)} word{'s' if len(words) != 1 else ''} after stripping directives and placeholders " \
-           f"(fewer than {MIN_CONTENT_WORDS})"
+    kinds: dict[str, list[str]] = {}
+    for sentence in _sentences(rest):
+        kind = sentence_kind(sentence, title_words)
+        if kind == "statement":
+            return ""
+        kinds.setdefault(kind, []).append(sentence)
+    kinds.pop("title", None)
+    if not kinds:
+        if directives:
+            return f"generator directives only ({'; '.join(directives[:3])})"
+        return "macro placeholders only" if placeholders else "title only"
+    links = len(_LINK.findall(rest))
+    if set(kinds) == {"todo"}:
+        return f"to-do or placeholder text only ({_quote(kinds['todo'][0])})"
+    if links and set(kinds) <= {"links", "pointer"}:
+        return f"links only ({links} link{'s' if links != 1 else ''})"
+    if set(kinds) == {"pointer"}:
+        return f"a pointer only ({_quote(kinds['pointer'][0])})"
+    parts = {"todo": "to-do or placeholder text", "links": "links", "pointer": "a pointer", "short": "too few words"}
+    first = next(iter(kinds.values()))[0]
+    return f"no sentence that states anything ({', '.join(parts[k] for k in kinds)}: {_quote(first)})"
+
+
+def sentence_kind(sentence: str, title_words: set[str] = frozenset()) -> str:
+    """What one sentence of a page is (see `stub_reason`): "statement"; "todo" (a to-do marker or placeholder
+    phrase, or a marker with too little else: "Price: TBD"); "links" (only links and pointers, at least one
+    link); "pointer" (only pointer words); "title" (only words of the title); or "short" (fewer than
+    `MIN_STATEMENT_WORDS` words)."""
+    text = sentence.strip()
+    if _TODO_START.match(text) or _TODO_PHRASE.match(text):
+        return "todo"
+    outside = _CJK_POINTERS.sub(" ", _LINK.sub(" ", text))
+    linked = " ".join(m.group(1) or m.group(2) or m.group(3) or "" for m in _LINK.finditer(text))
+    own = [w.lower() for w in _WORD.findall(outside) if w.lower() not in _TODO_WORDS]
+    every = own + [w.lower() for w in _WORD.findall(linked)] + _CJK.findall(outside) + _CJK.findall(linked)
+    saying = [w for w in own if w not in _POINTER_WORDS and w not in title_words] + _CJK.findall(outside)
+    if saying and len(every) >= MIN_STATEMENT_WORDS:
+        return "statement"
+    if any(w.lower() in _TODO_WORDS for w in _WORD.findall(outside)):
+        return "todo"
+    if _LINK.search(text) and not saying:
+        return "links"
+    if own and all(w in title_words for w in own) and not _CJK.findall(outside):
+        return "title"
+    if own and all(w in _POINTER_WORDS or w in title_words for w in own) and not _CJK.findall(outside):
+        return "pointer"
+    return "short"
+
+
+def _sentences(text: str):
+    """The sentences of ``text`` with words in them: each paragraph or list item (wrapped lines joined,
+    bullet taken off) split at sentence ends; a table row or a code block whole."""
+    for block, is_code in _paragraphs(text.split("\n")):
+        if is_code:
+            joined = " ".join(line for line in block if not line.lstrip().startswith(("```", "~~~")))
+            if _WORD.search(joined) or _CJK.search(joined):
+                yield joined
+            continue
+        marker = _LINE_MARKER.match(block[0]).group(0)
+        body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
+        for sentence in _SENTENCE_SPLIT.split(body):
+            if _WORD.search(sentence) or _CJK.search(sentence) or _LINK.search(sentence):
+                yield sentence.strip()
+
+
+def _quote(sentence: str, limit: int = 60) -> str:
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
 def redirect_paths(value) -> list[str]:

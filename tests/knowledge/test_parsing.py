@@ -112,7 +112,7 @@ def test_html_script_and_style_content_is_dropped():
     doc = parse_document(html, "status.html")
 
     assert doc.title == "Status"
-    assert doc.body == "# Status page\n\nAll systems are running normally."  # (3 words would be a stub)
+    assert doc.body == "# Status page\n\nAll systems are running normally."
 
 
 def test_txt_page_keeps_text_and_takes_title_from_file_name(tmp_path):

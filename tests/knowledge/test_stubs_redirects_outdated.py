@@ -1,6 +1,8 @@
 """Content that is not content, renames and outdated pages (issue 11 item 7), on real corpus pages.
 
 - a generated API stub (``::: pydantic.types``) is never indexed and the sync report says "stub: …";
+- a stub is a page with no sentence that states anything (TODO, placeholders, only links or headings), not a
+  short page: a one-sentence fact is indexed and answered (issue 27, "nothing is dropped");
 - ``redirect_from`` makes the old path an alias: feedback on the archived old page counts for the new one;
 - ``outdated: true`` is shown in every citation and raises a freshness finding when the page is cited.
 """
@@ -44,13 +46,88 @@ def test_a_page_with_a_sentence_around_its_directives_is_content() -> None:
     assert parse_document(page.read_text(encoding="utf-8"), "api/base_model.md").body.startswith("Pydantic models")
 
 
-def test_placeholders_a_bare_title_and_a_handful_of_words_are_stubs() -> None:
+def test_placeholders_a_bare_title_and_a_pointer_are_stubs() -> None:
     assert stub_reason("{{< ref \"./Other.md\" >}}\n\n<!-- generated -->", "Other") == "macro placeholders only"
     assert stub_reason("# Node RAID Disk Failure\n", "Node RAID Disk Failure") == "title only"
-    assert stub_reason("See the other page.", "Moved") == \
-        "4 words after stripping directives and placeholders (fewer than 5)"
+    assert stub_reason("See the other page.", "Moved") == "a pointer only (See the other page.)"
     assert stub_reason("Use the #tock channel for help.", "Tock") == ""
     assert stub_reason("사내 VPN 접속 방법", "VPN") == ""             # CJK characters count as words
+
+
+@pytest.mark.parametrize("body, title", [
+    ("The lynx enclosure opens at 10:00.", "Lynx enclosure"),          # 4 words once the title's are out
+    ("# Lynx\n\nThe lynx enclosure opens at 10:00.", "Lynx"),
+    ("Free parking.", "Parking"),
+    ("Closed on Sundays.", "Opening hours"),
+    ("Contact [Jane Doe](mailto:jane@zoo.example).", "Owner"),         # a sentence around a link
+    ("- [VPN guide](vpn.md): how to connect from home", "Guides"),    # a link with what it is for
+    ("| Plan | Price |\n|---|---|\n| Team | $10 |", "Plans"),          # a table row
+    ("```bash\nkubectl drain node-1\n```", "Drain a node"),           # a command
+    ("API 키는 90일마다 바뀝니다.", "API 키"),
+    ("The VPN needs MFA. TODO: add screenshots.", "VPN"),             # a to-do beside a statement
+])
+def test_a_page_with_one_sentence_that_states_something_is_content(body: str, title: str) -> None:
+    assert stub_reason(body, title) == ""
+
+
+@pytest.mark.parametrize("body, title, reason", [
+    ("TODO", "VPN", "to-do or placeholder text only (TODO)"),
+    ("# VPN\n\nTBD\n\n## Setup\n\n**TODO:** write the setup steps, with screenshots.", "VPN",
+     "to-do or placeholder text only (TBD)"),
+    ("Coming soon.", "Parking", "to-do or placeholder text only (Coming soon.)"),
+    ("Price: TBD", "Pricing", "to-do or placeholder text only (Price: TBD)"),
+    ("Lorem ipsum dolor sit amet, consectetur adipiscing elit.", "Draft",
+     "to-do or placeholder text only (Lorem ipsum dolor sit amet, consectetur adipiscing elit.)"),
+    ("準備中です。", "VPN", "to-do or placeholder text only (準備中です。)"),
+    ("- [Lynx](lynx.md)\n- [Zoo map](https://zoo.example/map)\n- https://zoo.example/tickets", "Links",
+     "links only (3 links)"),
+    ("This page has moved to [the new handbook](https://handbook.example/).", "Old", "links only (1 link)"),
+    ("For details see [Rate limits](rate-limits.md).", "Limits", "links only (1 link)"),
+    ("[VPN 가이드](vpn.md) 참고", "VPN", "links only (1 link)"),
+    ("# NodeRAIDDiskFailure\n\nSee [Node RAID Degraded]()", "Node RAID Disk Failure", "links only (1 link)"),
+    ("Deprecated.", "Old API", "no sentence that states anything (too few words: Deprecated.)"),
+    ("TODO: fill in.\n\nSee [the old page](old.md).", "VPN",
+     "no sentence that states anything (to-do or placeholder text, links: TODO: fill in.)"),
+])
+def test_a_page_with_no_sentence_that_states_anything_is_a_stub(body: str, title: str, reason: str) -> None:
+    assert stub_reason(body, title) == reason
+
+
+@needs_shared
+def test_the_raid_disk_failure_runbook_is_still_a_stub() -> None:
+    """It is a heading and "See [Node RAID Degraded](…)": a pointer to another runbook, nothing of its own
+    (it was skipped before as "2 words"; now for what it is)."""
+    page = CORPUS / "prometheus-runbooks" / "runbooks" / "node" / "NodeRAIDDiskFailure.md"
+    with pytest.raises(DocumentStub, match=r"^stub: links only \(1 link\)$"):
+        parse_document(page.read_text(encoding="utf-8"), "runbooks/node/NodeRAIDDiskFailure.md")
+
+
+def test_a_one_sentence_fact_is_indexed_and_answered_while_todo_and_link_pages_are_skipped(tmp_path, embedder) -> None:
+    folder = tmp_path / "zoo"
+    pages = {
+        "lynx.md": "---\ntitle: Lynx enclosure\nowner: U0KEEPER1\n---\n\nThe lynx enclosure opens at 10:00.\n",
+        "penguins.md": "# Penguin pool\n\nThe penguin pool is fed at 14:30 every day, and visitors may watch from the "
+                       "north gallery. Feeding is cancelled when the water temperature is above 12 degrees.\n",
+        "parking.md": "---\ntitle: Parking\n---\n\n# Parking\n\nTODO: write this page (ask facilities).\n",
+        "links.md": "# Useful links\n\n- [Lynx enclosure](lynx.md)\n- [Penguin pool](penguins.md)\n"
+                    "- [Zoo map](https://zoo.example/map)\n",
+    }
+    for name, text in pages.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="zoo", path=str(folder))]), tmp_path / "home",
+                       embedder=embedder)
+
+    report = kb.sync()
+
+    assert sorted(report.added) == ["zoo:lynx.md", "zoo:penguins.md"]
+    assert dict(report.skipped) == {
+        "zoo:parking.md": "stub: to-do or placeholder text only (TODO: write this page (ask facilities).)",
+        "zoo:links.md": "stub: links only (3 links)",
+    }
+    answer = kb.ask("When does the lynx enclosure open?")
+    assert not answer.refused and answer.citations[0].doc_id == "zoo:lynx.md"
+    assert "10:00" in answer.text
 
 
 def test_redirect_paths_are_normalised() -> None:
