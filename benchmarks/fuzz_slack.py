@@ -7,13 +7,15 @@ The invariants and input strategies are those of ``tests/bot/test_slack_fuzz.py`
 ``tests/bot/slack_properties.py``): the section splitter cuts only between grapheme clusters and outside
 entities and links; every text of a rendered answer is <= 3,000 characters of valid UTF-8 with no broken
 entity or link and no live ``<!channel>``/``<!here>``/``<@U…>``; every signed request body gets an answer
-other than 5xx from the real app over HTTP. Prints JSON: per invariant, the inputs tried, the failures (the
+other than 5xx from the real app over HTTP, and one naming another workspace or app is refused and logged
+(``http``); every Socket Mode envelope is acked, whatever its payload (``socket``, issue 27). Prints JSON: per invariant, the inputs tried, the failures (the
 first falsifying input, shrunk), and the time taken. Exit status 1 when any invariant failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import structlog  # noqa: E402
+import structlog.testing  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -37,20 +40,35 @@ from tests.bot.slack_properties import (  # noqa: E402
     answers,
     as_mrkdwn,
     bodies,
+    check_ack,
     check_blocks,
+    check_refused,
     check_split,
     check_status,
     document_text,
+    envelopes,
 )
 
-INVARIANTS = ("split", "blocks", "http")
+INVARIANTS = ("split", "blocks", "http", "socket")
+
+
+@contextlib.contextmanager
+def _all_logs():
+    """Capture every structlog event at any level, whatever filter `main` configured."""
+    previous = structlog.get_config()["wrapper_class"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with structlog.testing.capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(wrapper_class=previous)
 
 
 def run(name: str, examples: int) -> dict:
     """Run invariant ``name`` on ``examples`` generated inputs; returns tried, failure and seconds."""
     tried = [0]
     started = time.perf_counter()
-    app = LiveApp(load_settings()) if name == "http" else None
+    app = LiveApp(load_settings(), socket=True) if name in ("http", "socket") else None
     # Generation only, no shrinking until a failure, no example database: every input is a new one.
     config = settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
                       suppress_health_check=list(HealthCheck))
@@ -71,8 +89,19 @@ def run(name: str, examples: int) -> dict:
             counted(split))
     elif name == "blocks":
         prop = given(st.tuples(answers))(counted(lambda answer: check_blocks(answer_blocks(answer))))
+    elif name == "http":
+        def http(body):
+            with _all_logs() as logs:
+                status = app.post(body)
+            check_status(body, status)
+            check_refused(body, logs)
+        prop = given(st.tuples(bodies))(counted(http))
     else:
-        prop = given(st.tuples(bodies))(counted(lambda body: check_status(body, app.post(body))))
+        def socket(envelope_type, payload):
+            with _all_logs() as logs:
+                ack = app.envelope(envelope_type, payload)
+            check_ack(payload, ack, logs)
+        prop = given(envelopes)(counted(socket))
     failure = None
     try:
         config(prop)()
@@ -92,6 +121,8 @@ def main() -> int:
     parser.add_argument("--out", help="also write the JSON result here")
     args = parser.parse_args()
     # The app logs every malformed request it answers; at this volume only errors are worth printing.
+    # (The http and socket invariants read the warnings they expect through structlog.testing.capture_logs,
+    # which keeps its own unfiltered logger.)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     logging.disable(logging.WARNING)
     results = []
