@@ -27,8 +27,8 @@ from knowledge.contradictions import passage_conflicts
 from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_model
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
-from knowledge.sentences import (CODE, HEADING, ITEM, ROW, Unit, leads_in, list_lead_in, readable, section_path,
-                                 sentences_of, split_units)
+from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, leads_in, list_lead_in, readable,
+                                 section_path, sentences_of, split_units)
 from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
@@ -86,9 +86,6 @@ _FOR_MORE = regex.compile(r"\bfor (?:more |further |full )?(?:details|informatio
 #: (``!!! note``, ``??? tip "Title"``, MkDocs) and inline HTML tags (``<em>JCK</em>``); entities
 #: (``&amp;``) are unescaped. Inline code is left as written (``<t>.<raw body>`` is not a tag).
 _ADMONITION = regex.compile(r'^(\s*(?:[-*+•]\s+)?)(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"\n]*")?\s*')
-_HTML_TAG = regex.compile(
-    r"</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|summary|sup|"
-    r"table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
 _CODE_SPAN_PATTERN = r"(?P<ticks>`+)(?:(?!(?P=ticks)).)+?(?P=ticks)"
 _CODE_SPAN = regex.compile(_CODE_SPAN_PATTERN, regex.S)
 #: A citation mark ("[2]").
@@ -521,7 +518,7 @@ def tidy(text: str) -> str:
 def _prose(text: str) -> str:
     """Prose outside inline code as a reader should see it: no HTML tags, entities unescaped, Markdown's
     backslash escapes resolved ("336 hours \\- 240 hour cap \\= 96" reads "336 hours - 240 hour cap = 96")."""
-    return _MD_ESCAPE.sub(r"\1", html.unescape(_HTML_TAG.sub("", text)))
+    return _MD_ESCAPE.sub(r"\1", html.unescape(HTML_TAG.sub("", text)))
 
 
 def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[list[Unit]],

@@ -18,7 +18,7 @@ from functools import lru_cache
 import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
-UNITS_VERSION = 4
+UNITS_VERSION = 5
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -43,7 +43,16 @@ _SENTENCE_END = regex.compile(
 )
 _MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _INLINE_CODE = regex.compile(r"(`+[^`\n]+?`+)")
-_LINK = regex.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_LINK = regex.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")
+#: A link whose target is itself the fact (an address to write to or call): ``[TTS Talent](mailto:a@b.gov)``.
+_CONTACT = regex.compile(r"^(?:mailto|tel):([^?#]+)", regex.I)
+#: Inline HTML a page's site renders (``<details><summary>Full context</summary>``, ``<em>``, ``<br/>``) and HTML
+#: comments: markup, never words of a unit. Only tag names HTML defines for text, so ``List<String>`` stays.
+HTML_TAG = regex.compile(
+    r"<!--.*?-->|</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|"
+    r"summary|sup|table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
+#: Blockquote markers at a line's start (CommonMark §5.1): a quoted paragraph, list or table is read as one.
+_QUOTE_MARKERS = regex.compile(r"^(?:[ \t]*>)+[ \t]?")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
 #: A Markdown link reference definition (CommonMark §4.7): ``[label]: destination``.
 _LINK_DEFINITION = regex.compile(r"^\s*\[[^\]\n]+\]:\s*\S+")
@@ -72,11 +81,13 @@ class Unit:
     @property
     def answerable(self) -> bool:
         """Whether this unit can be (part of) a direct answer: a whole sentence, list item or table row
-        with at least a few words (3 Latin words or 6 CJK characters), not a Markdown link reference definition
-        (``[cgeform]: https://…``: the page's plumbing, no fact)."""
+        with at least a few words (3 Latin words or 6 CJK characters; a list item 2 words or 4 CJK characters: an
+        item is one member of what its list enumerates, "firewall rules" among a runbook's causes), not a Markdown
+        link reference definition (``[cgeform]: https://…``: the page's plumbing, no fact)."""
         if self.kind not in ANSWER_KINDS or self.partial or _LINK_DEFINITION.match(self.display):
             return False
-        return len(_WORD.findall(self.display)) >= 3 or len(_CJK.findall(self.display)) >= 6
+        words, cjk = (2, 4) if self.kind == ITEM else (3, 6)
+        return len(_WORD.findall(self.display)) >= words or len(_CJK.findall(self.display)) >= cjk
 
 
 def split_units(text: str) -> list[Unit]:
@@ -97,7 +108,7 @@ def _units_of(text: str) -> tuple[Unit, ...]:
     question several times (units are frozen, so sharing them is safe)."""
     units: list[Unit] = []
     lines = _lines_with_offsets(text)
-    i = 0
+    i = _continued_code(lines, text, units)
     while i < len(lines):
         start, line = lines[i]
         if not line.strip():
@@ -208,11 +219,25 @@ def _level(text: str, unit: Unit) -> int:
 
 
 def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
+    """Each line of ``text`` with its offset; blockquote markers become spaces (offsets stay valid), so a quoted
+    paragraph splits into sentences and a quoted list into items, as the page renders them."""
     out, offset = [], 0
     for line in text.split("\n"):
-        out.append((offset, line))
+        out.append((offset, _QUOTE_MARKERS.sub(lambda m: " " * len(m.group()), line)))
         offset += len(line) + 1
     return out
+
+
+def _continued_code(lines, text: str, units: list[Unit]) -> int:
+    """Where reading starts: past the end of a code block the chunk opens inside of (the chunker's "…" overlap
+    continues a long block), kept as one partial code unit; else 0. Such a chunk holds an odd number of fence
+    lines and its first one is bare, a closing fence: read as an opening one it would swallow the prose after it."""
+    fences = [k for k, (_, line) in enumerate(lines) if _FENCE.match(line)]
+    if not text.startswith("…") or len(fences) % 2 == 0 or lines[fences[0]][1].strip() not in ("```", "~~~"):
+        return 0
+    end = lines[fences[0]][0] + len(lines[fences[0]][1])
+    units.append(Unit(0, end, CODE, text[:end], partial=True))
+    return fences[0] + 1
 
 
 def _code_block(lines, i: int, text: str, units: list[Unit]) -> int:
@@ -285,11 +310,22 @@ def _text_between(lines, i: int, j: int) -> str:
 
 
 def readable(text: str) -> str:
-    """Readable text: link labels instead of Markdown links, no emphasis markers outside inline code (``__fields__``
-    and ``*args`` are names, not emphasis), one space between words."""
-    text = _LINK.sub(r"\1", text)
-    text = "".join(piece if piece.startswith("`") else _MARKUP.sub("", piece) for piece in _INLINE_CODE.split(text))
+    """Readable text: link labels instead of Markdown links (with the address of a mail or phone link), no inline
+    HTML tags or comments and no emphasis markers outside inline code (``__fields__`` and ``*args`` are names,
+    not emphasis), one space between words."""
+    text = _LINK.sub(_link_label, text)
+    text = "".join(piece if piece.startswith("`") else _MARKUP.sub("", HTML_TAG.sub(" ", piece))
+                   for piece in _INLINE_CODE.split(text))
     return " ".join(text.split())
+
+
+def _link_label(link: regex.Match) -> str:
+    """A Markdown link as read: its label, and a mail address or phone number behind it when the label does not
+    say it ("email the TTS Talent team (tts-jointts@gsa.gov)"): the address is what the reader needs."""
+    label, contact = link.group(1), _CONTACT.match(link.group(2))
+    if contact and contact.group(1).lower() not in label.lower():
+        return f"{label} ({contact.group(1)})"
+    return label
 
 
 def _mark_partial(units: list[Unit], text: str) -> list[Unit]:

@@ -214,14 +214,14 @@ HANDBOOK = CORPUS / "tts-handbook" / "2025-02"
 
 
 def test_a_list_item_under_a_lead_in_is_embedded_alone_and_after_it():
-    text = ("We follow these practices:\n\n- Rotate keys. Do not delete the commit.\n- Report it.\n\n"
+    text = ("We follow these practices:\n\n- Rotate keys. Do not delete the commit.\n- Report.\n\n"
             "Some words here.\n\n- A list without one.")
 
     inputs = [(u.display, t) for u, t in embedding_inputs(text)]
 
     assert ("Rotate keys. Do not delete the commit.", "We follow these practices: Rotate keys. Do not delete the commit.") in inputs
     assert ("Rotate keys. Do not delete the commit.", "Rotate keys. Do not delete the commit.") in inputs
-    assert ("Report it.", "We follow these practices: Report it.") not in inputs  # two words: not an answer unit
+    assert ("Report.", "We follow these practices: Report.") not in inputs  # one word: not an answer unit
     assert [t for d, t in inputs if d == "A list without one."] == ["A list without one."]
 
 
@@ -686,3 +686,34 @@ def test_the_direct_answer_follows_the_order_of_its_cited_passages(sample_kb):
     assert answer.direct_answer.startswith("• $18 per user per month, billed annually"), answer.direct_answer
     numbers = [int(n) for n in regex.findall(r"\[(\d+)\]", answer.direct_answer)]
     assert numbers == sorted(numbers)
+
+
+def test_quoted_text_is_read_as_the_page_renders_it():
+    # A handbook page quotes its policy in a blockquote (tts-handbook's Zoom page): each quoted list item is a
+    # unit of its own, without the ">" markers, and a mail link keeps the address it leads to.
+    text = ("> Zoom meetings hosted by partners are allowed.\n>\n"
+            "> - GSA employees may join **UNLESS** they must accept the Terms of Service (TOS).\n"
+            "> - Such meetings are limited to **non-sensitive** discussions.\n\n"
+            "Please email the [TTS Talent team](mailto:tts-jointts@gsa.gov) and copy your contact.\n\n"
+            "<details> <summary>Full context</summary>\n\n- firewall rules\n- upgrades")
+
+    units = [(u.kind, u.display) for u in split_units(text) if u.answerable]
+
+    assert units == [
+        ("sentence", "Zoom meetings hosted by partners are allowed."),
+        ("item", "GSA employees may join UNLESS they must accept the Terms of Service (TOS)."),
+        ("item", "Such meetings are limited to non-sensitive discussions."),
+        ("sentence", "Please email the TTS Talent team (tts-jointts@gsa.gov) and copy your contact."),
+        ("item", "firewall rules"),  # one of what its list enumerates; "upgrades" alone says too little
+    ]
+
+
+def test_a_chunk_that_opens_inside_a_code_block_reads_the_prose_after_it():
+    # The chunker's overlap ("…") may start inside a long code block (pydantic's AWS Lambda page): its closing
+    # fence must not open a block that swallows the advice after it.
+    text = '…lint="skip"}\n    import sysconfig\n    ```\n\nMost likely errors:\n\n* Your OS is mismatched. Try `--platform`.\n'
+
+    units = split_units(text)
+
+    assert units[0].kind == "code" and units[0].partial
+    assert [u.display for u in units if u.answerable] == ["Most likely errors:", "Your OS is mismatched. Try `--platform`."]
