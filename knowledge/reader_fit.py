@@ -27,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.stats import binomtest
 
 from knowledge.kbeval import groups_held, holds_fact, question_key, split_by_page
 from knowledge.reader import ANSWER_FEATURES, FEATURES, Logistic, ReaderModel, using
@@ -39,15 +40,16 @@ FOLDS = 5
 #: one at this share of its probability, within this many characters. The size stays at issue 9's 300: 450 held
 #: the fact more often (40 against 32 of 74 cross-fitted replies) by showing a screenful, which buries the answer.
 COMPOSITIONS = tuple((share, 300) for share in (0.3, 0.5, 0.7, 0.85))
-#: Fewest replies a confidence level is judged on, and how much better a refusal threshold must refuse no-answer
-#: replies than answerable ones to be used.
-MIN_REPLIES = 5
+#: How much better a refusal threshold must refuse no-answer replies than answerable ones to be used.
 MIN_SEPARATION = 0.2
 #: Below this probability of holding the fact a reply is labelled low confidence: more likely wrong than right.
 LOW_LEVEL = 0.5
-#: Share of answerable questions that must stay answered, and of "high" replies that must hold the fact.
+#: Share of answerable questions that must stay answered.
 ANSWERED_TARGET = 0.95
-HIGH_TARGET = 0.9
+#: "High" needs the lower end of the 95 % Wilson score interval (Wilson 1927) of the share of such replies that
+#: hold the fact to reach issue 22's target for high replies, 0.85: five right of five (lower end 0.57) is
+#: chance at this size, not evidence; about 22 right of 22 is.
+HIGH_LOWER_BOUND = 0.85
 
 
 #: The answer model used while cross-fitting (its output is not read then): P = σ(best unit's logit).
@@ -169,8 +171,8 @@ def thresholds(prob: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> t
     - ``refuse``: the highest level that keeps `ANSWERED_TARGET` of the answerable replies, kept only when it
       refuses a share of the no-answer replies at least `MIN_SEPARATION` above the share of answerable ones it
       refuses (else 0: a threshold that does not tell them apart only loses answers);
-    - ``high``: the lowest level with at least `MIN_REPLIES` replies at or above it, `HIGH_TARGET` of them right
-      (1.0 when there is none: nothing is labelled high);
+    - ``high``: the lowest level whose replies at or above it are right with a 95 % Wilson lower bound of at
+      least `HIGH_LOWER_BOUND` (1.0 when there is none: nothing is labelled high);
     - ``low``: `LOW_LEVEL`, where the answer model (fitted on these cross-fitted replies) says a reply is more
       likely wrong than right.
     """
@@ -185,9 +187,14 @@ def thresholds(prob: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> t
     refused_yes = (answerable & (prob < refuse)).sum() / n_answerable if n_answerable else 0.0
     if refused_no - refused_yes < MIN_SEPARATION:
         refuse = 0.0
-    high = next((t for t in levels if (prob >= t).sum() >= MIN_REPLIES and right[prob >= t].mean() >= HIGH_TARGET),
-                1.0)
+    high = next((t for t in levels if _lower_bound(int(right[prob >= t].sum()), int((prob >= t).sum()))
+                 >= HIGH_LOWER_BOUND), 1.0)
     return refuse, max(LOW_LEVEL, refuse), max(high, LOW_LEVEL, refuse)
+
+
+def _lower_bound(right: int, replies: int) -> float:
+    """The lower end of the 95 % Wilson score interval of ``right`` successes in ``replies`` (0 for none)."""
+    return float(binomtest(right, replies).proportion_ci(0.95, method="wilson").low) if replies else 0.0
 
 
 def fit_reader(sets: list[tuple[object, list[dict]]], progress: Callable[[], None] | None = None
