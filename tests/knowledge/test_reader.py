@@ -78,17 +78,22 @@ def test_logistic_fit_finds_the_feature_that_decides():
     assert model.prob(np.array([[2.0, 0.0]]))[0] > 0.9 > 0.1 > model.prob(np.array([[-2.0, 0.0]]))[0]
 
 
-def test_thresholds_label_high_only_where_nine_in_ten_replies_are_right():
+def test_thresholds_label_high_only_where_enough_replies_are_right_to_be_sure():
     prob = np.linspace(0.05, 0.95, 40)
     right = prob > 0.5
     answerable = np.ones(40, dtype=bool)
 
     refuse, low, high = thresholds(prob, right, answerable)
 
-    assert right[prob >= high].mean() >= 0.9 and (prob >= high).sum() >= 5
-    assert right[prob >= high - 0.1].mean() < 0.9 or high - 0.1 < 0.5  # the lowest such level
+    assert high == 1.0  # 20 right of 20: the 95 % Wilson lower bound is 0.84, short of 0.85
     assert low == 0.5
     assert refuse == 0.0  # no no-answer reply to separate: a threshold would only lose answers
+
+    prob = np.linspace(0.05, 0.95, 80)
+    refuse, low, high = thresholds(prob, prob > 0.5, np.ones(80, dtype=bool))
+
+    assert 0.5 <= high < 0.52  # 40 right of 41 is enough (lower bound 0.87): high from about the first right reply
+    assert thresholds(prob, (prob > 0.5) & (prob < 0.9), np.ones(80, dtype=bool))[2] == 1.0  # 4 wrong at the top
 
 
 def test_using_a_model_changes_what_answers_are_read_with():
