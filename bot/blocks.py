@@ -188,7 +188,7 @@ def answer_blocks(answer: Answer) -> list[dict]:
                                    "every sentence was checked against its source."))
     by_number = {c.number: c for c in answer.citations}
     for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
-        if not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
+        if text and not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
             quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
             blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
         # each quote names its own section; the citation lists every section of the page for JSON and text

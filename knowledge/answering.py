@@ -28,7 +28,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, leads_in, list_lead_in, readable,
-                                 section_path, sentences_of, split_units)
+                                 section_path, sentences_of, split_units, unquoted)
 from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
@@ -337,10 +337,38 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
-        answer.quotes.append(evidence_quote(p.text, units[i], best_in.get(i, 0), cfg.max_quote_chars))
+        said = _said(direct, units, i)
+        answer.quotes.append(evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
+                                            cfg.max_quote_chars, said=said))
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)))
     answer.text = plain_text(answer)
     return ranked
+
+
+def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int) -> frozenset[int]:
+    """Positions of passage ``passage``'s units that the direct answer shows: its units there, and the code
+    block a unit brings along (`_shown`)."""
+    out = set()
+    for c in direct:
+        if c.passage == passage:
+            out.add(c.position)
+            if _shown(c, units[passage]).endswith("```"):
+                out.add(c.position + 1)
+    return frozenset(out)
+
+
+def _quote_center(units: list[Unit], said: frozenset[int], best: int) -> int:
+    """Where a passage's quote centres: on what follows the direct answer's last unit in its section (the
+    context the reply does not show yet: the steps after "Check the status of that node:", the causes after
+    the diagnosis; issue 23, "a reply that says each thing once"), else on the passage's best unit."""
+    if not said:
+        return best
+    for i in range(max(said) + 1, len(units)):
+        if units[i].kind == HEADING:
+            break
+        if not units[i].partial:
+            return i
+    return best
 
 
 def plain_text(answer: Answer) -> str:
@@ -720,8 +748,10 @@ def _shown(c: _Candidate, units: list[Unit]) -> str:
     return text
 
 
-def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) -> str:
-    """A quote of whole units around unit ``center``, at most about ``max_chars`` characters.
+def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int, *,
+                   said: frozenset[int] = frozenset()) -> str:
+    """A quote of whole units around unit ``center``, at most about ``max_chars`` characters, without the units
+    at positions ``said`` (those the direct answer already shows).
 
     Starts at the evidence (or the sentence before it when room allows), never at a partial unit; list
     items keep a bullet, table rows are shown as ``header: cell · …`` lines, code blocks are kept whole
@@ -734,10 +764,15 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int) ->
     center = min(shown, key=lambda i: (abs(i - center), i))
     start = max((i for i, u in enumerate(units[:center]) if u.kind == HEADING), default=-1)
     end = min((i for i, u in enumerate(units) if i > center and u.kind == HEADING), default=len(units))
-    shown = [i for i in shown if start < i < end]
+    shown = [i for i in shown if start < i < end and i not in said]
+    if not shown:
+        return ""
+    center = min(shown, key=lambda i: (abs(i - center), i))
     picked = [center]
     size = len(_render(text, units[center]))
-    before, after = [i for i in shown if i < center][::-1], [i for i in shown if i > center]
+    # past the direct answer, what came before it is no context for what follows it
+    floor = max(said) if said and center > max(said) else -1
+    before, after = [i for i in shown if floor < i < center][::-1], [i for i in shown if i > center]
     # inside a list or table, its earlier items come first (step 1 before step 2), as many as fit without a
     # gap between them and the evidence; then what follows the evidence (it usually completes it), then one
     # unit of context before
@@ -779,7 +814,7 @@ def _render(text: str, unit: Unit) -> str:
         return "• " + tidy(unit.display)
     if unit.kind == CODE:  # the fence keeps its language only: MkDocs' {test="skip" …} means nothing in Slack
         return _FENCE_ATTRIBUTES.sub(r"\1", text[unit.start:unit.end], count=1)
-    raw = tidy(" ".join(text[unit.start:unit.end].split()))
+    raw = tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)
     return raw

@@ -218,6 +218,11 @@ def _level(text: str, unit: Unit) -> int:
     return len(line) - len(line.lstrip("#"))
 
 
+def unquoted(text: str) -> str:
+    """``text`` without blockquote markers at its lines' starts (a unit's raw Markdown inside a quote)."""
+    return "\n".join(_QUOTE_MARKERS.sub("", line) for line in text.split("\n"))
+
+
 def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
     """Each line of ``text`` with its offset; blockquote markers become spaces (offsets stay valid), so a quoted
     paragraph splits into sentences and a quoted list into items, as the page renders them."""
