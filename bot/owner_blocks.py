@@ -8,8 +8,6 @@ listed, and evidence is cut to `MAX_EVIDENCE_CHARS` per finding.
 
 from __future__ import annotations
 
-import json
-
 from bot.blocks import escape, section_blocks, slack_link, truncate
 from bot.digest_blocks import SlackMessage
 from jobs.owners import OwnerReport, PageFinding
@@ -59,8 +57,24 @@ def owner_message(report: OwnerReport) -> SlackMessage:
 
 
 def _evidence(evidence: dict) -> str:
-    """Compact JSON of the evidence, cut to MAX_EVIDENCE_CHARS."""
-    if not evidence:
-        return ""
-    text = json.dumps(evidence, ensure_ascii=False, default=str, separators=(", ", ": "))
+    """The evidence as a reader takes it in, not as JSON: "sample questions: Which Tock code …, …; answer ids:
+    a-17, a-21", empty fields left out ("owner": "" said nothing), cut to MAX_EVIDENCE_CHARS (issue 26: raw
+    JSON in owner messages)."""
+    parts = [f"{key.replace('_', ' ')}: {_said(value)}" for key, value in evidence.items() if _said(value)]
+    text = "; ".join(parts)
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
+
+
+def _said(value, depth: int = 0) -> str:
+    """One evidence value in words: lists of up to 5 values joined by commas, objects as "key value" pairs."""
+    if value is None or value == "" or value == [] or value == {}:
+        return ""
+    if isinstance(value, dict) and depth < 2:
+        return ", ".join(f"{k.replace('_', ' ')} {_said(v, depth + 1)}" for k, v in value.items()
+                         if _said(v, depth + 1))
+    if isinstance(value, (list, tuple)) and depth < 2:
+        shown = [_said(v, depth + 1) for v in value[:5]]
+        return "; ".join(x for x in shown if x) + (f" (+{len(value) - 5} more)" if len(value) > 5 else "")
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return " ".join(str(value).split())

@@ -9,14 +9,16 @@ finding carries (its annotations: answer ids, sample questions, newer version, b
   contradiction — is the page: bad, stale and cited, outdated and cited, contradicting, …;
 - the page's ``near_duplicate_of`` (set by the ingest gate, `knowledge.sync`): the pages it repeats.
 
-Once per cycle: the day (in the schedule's time zone) an owner was last messaged is kept in
-``{home}/owner_messages.json``; a second ``daily_digest`` run that day messages nobody again, and an owner
-whose message could not be delivered is tried again on the next run. `jobs.runner` calls `due_reports` then
+Once per cycle, each item once: the day (in the schedule's time zone) an owner was last messaged and the items
+told (`item_key`) are kept in ``{home}/owner_messages.json``; a second ``daily_digest`` run that day messages
+nobody again, a later day tells only what is new or whose figures changed, and an owner whose message could
+not be delivered is tried again on the next run. `jobs.runner` calls `due_reports` then
 `mark_sent` around the notifier's ``post_direct``; nothing here knows Slack.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zoneinfo
 from dataclasses import dataclass, field
@@ -130,30 +132,58 @@ def cycle_of(now: datetime, timezone: str) -> str:
     return now.astimezone(zoneinfo.ZoneInfo(timezone)).date().isoformat()
 
 
+def item_key(finding: PageFinding) -> str:
+    """What makes a finding the same item for its owner: its page, its kind and its summary, whose figures
+    ("12 👎 of 20 answers") change when the evidence does (issue 26: "an owner receives an item at most once
+    until its figures change")."""
+    return hashlib.sha256(f"{finding.doc_id}\x00{finding.alert}\x00{finding.summary}".encode()).hexdigest()[:16]
+
+
 def due_reports(reports: list[OwnerReport], home: Path, cycle: str) -> list[OwnerReport]:
-    """``reports`` without the owners already messaged in ``cycle``."""
-    sent = _read(home)
-    return [r for r in reports if sent.get(r.owner) != cycle]
-
-
-def mark_sent(home: Path, owners: list[str], cycle: str) -> None:
-    """Record that ``owners`` were messaged in ``cycle`` (written atomically)."""
-    if not owners:
-        return
+    """``reports`` cut to what each owner has not been told yet: none for an owner already messaged in
+    ``cycle``; else only the findings not sent before in the same words and figures (`item_key`). Owners left
+    with nothing new are left out."""
     state = _read(home)
-    state.update({owner: cycle for owner in owners})
+    due = []
+    for report in reports:
+        mine = state.get(report.owner, {})
+        if mine.get("cycle") == cycle:
+            continue
+        told = set(mine.get("sent", []))
+        new = [f for f in report.findings if item_key(f) not in told]
+        if new:
+            due.append(OwnerReport(report.owner, new))
+    return due
+
+
+def mark_sent(home: Path, sent: list[OwnerReport], cycle: str, current: list[OwnerReport]) -> None:
+    """Record that the owners of ``sent`` were messaged in ``cycle`` with those findings (written atomically).
+    Only findings still among ``current`` (every owner's findings of this run) are remembered: an item that
+    was resolved and comes back is news again."""
+    state = _read(home)
+    now_found = {r.owner: {item_key(f) for f in r.findings} for r in current}
+    for owner, mine in list(state.items()):
+        mine["sent"] = sorted(set(mine.get("sent", [])) & now_found.get(owner, set()))
+    for report in sent:
+        mine = state.setdefault(report.owner, {})
+        mine["cycle"] = cycle
+        mine["sent"] = sorted(set(mine.get("sent", [])) | {item_key(f) for f in report.findings})
     path = Path(home) / STATE_FILE
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
     tmp.replace(path)
 
 
-def _read(home: Path) -> dict[str, str]:
+def _read(home: Path) -> dict[str, dict]:
+    """owner → {"cycle": the day last messaged, "sent": item keys told}; a file of the old layout (owner →
+    day) reads as days with nothing told."""
     path = Path(home) / STATE_FILE
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
+        raw = dict(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         return {}
     except (ValueError, OSError) as exc:  # a damaged file: message again rather than never
         log.warning("owners.state_unreadable", path=str(path), error=str(exc))
         return {}
+    return {owner: (value if isinstance(value, dict) else {"cycle": str(value), "sent": []})
+            for owner, value in raw.items()}

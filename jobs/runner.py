@@ -302,7 +302,8 @@ class JobRunner:
                 deliveries += posted
                 if posted and all(d.ok for d in posted):
                     sent.append(report.owner)
-        await asyncio.to_thread(owners.mark_sent, Path(self.env.home), sent, cycle)
+        await asyncio.to_thread(owners.mark_sent, Path(self.env.home), [r for r in due if r.owner in sent], cycle,
+                                reports)
         if not notifier.paused:
             await asyncio.to_thread(record_delivery_health, store, self.env.config, deliveries, now=now)
         failed = failures_of(deliveries)

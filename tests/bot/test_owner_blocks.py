@@ -13,3 +13,14 @@ def test_titles_summaries_and_evidence_are_escaped_and_links_stay_whole():
     texts = [b["text"]["text"] for b in message.blocks if b["type"] == "section"] + [message.text]
     assert all("<!channel>" not in t and "<!here>" not in t and "<@U123>" not in t for t in texts)
     assert any("<https://wiki.example/ops/x%20y.md|Deploys &lt;!channel&gt; &amp; rollbacks>" in t for t in texts)
+
+
+def test_evidence_reads_as_words_not_json():
+    finding = PageFinding("hr:leave.md", "Leave", "", "bad_document", "warning", "20 of 25 ratings are 👎",
+                          {"answer_ids": ["a-17", "a-21"], "owner": "", "sample_questions": ["How do I take leave?"],
+                           "doc_a": {"doc_id": "hr:leave.md", "date": "2026-01-02"}, "score": 0.123456})
+    text = owner_message(OwnerReport("U999", [finding])).text
+
+    assert "answer ids: a-17; a-21" in text and "sample questions: How do I take leave?" in text
+    assert "doc a: doc id hr:leave.md, date 2026-01-02" in text and "score: 0.123" in text
+    assert "owner" not in text.split("evidence:")[1] and "{" not in text and '"' not in text

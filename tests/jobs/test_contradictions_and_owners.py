@@ -104,13 +104,26 @@ async def test_contradiction_alert_and_review_item_then_one_message_per_owner(kb
     assert OPS in group_text and "1347" in group_text and "bad_document" not in group_text
     assert [c["body"]["usergroup"] for c in fake_slack.calls_to("usergroups.users.list")] == ["S0HANDBOOK"]
 
-    # once per cycle: a second run the same day messages nobody; the next day's run messages them again
+    # once per cycle and each item once: a second run the same day messages nobody, nor does the next day's
+    # while nothing changed; new figures on one finding make a message with that finding alone
+    def direct_messages():
+        return [c["body"] for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"].startswith("U")]
+
     clock["now"] = NOW + timedelta(hours=1)
     assert (await runner.run("daily_digest")).outcome == "ok"
-    assert len([c for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"].startswith("U")]) == 3
+    assert len(direct_messages()) == 3
     clock["now"] = NOW + timedelta(days=1)
     assert (await runner.run("daily_digest")).outcome == "ok"
-    assert len([c for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"].startswith("U")]) == 6
+    assert len(direct_messages()) == 3
+    with FeedbackStore.open(home / "minerva.sqlite") as store:
+        alerts.evaluate(store, config, "bad_docs", [Finding(
+            "bad_document", "warning", {"doc_id": OLU}, 0.2, 0.3, 31, "26 of 31 ratings are 👎",
+            annotations={"answer_ids": ["a-17", "a-21"], "sample_questions": ["Which Tock code for OLU training?"]})],
+            now=clock["now"])
+    clock["now"] = NOW + timedelta(days=2)
+    assert (await runner.run("daily_digest")).outcome == "ok"
+    (news,) = direct_messages()[3:]
+    assert news["channel"] == "U0OLUOWNER" and "26 of 31" in news["text"] and "969" not in news["text"]
 
 
 @needs_shared
