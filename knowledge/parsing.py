@@ -31,7 +31,9 @@ _LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
 _VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=`\w])\{\{(?![<%])[^}]*\}\}(?![/\w`])")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+#: A level-1 heading: the page's title when its front matter names none. Not any heading: a page that opens
+#: on "## Booleans" is not titled "Booleans" (pydantic's standard-library types page, issue 26).
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
 # Elements whose content is not page text (markdownify's `strip` keeps the content, so they go first).
 _HTML_NON_TEXT = re.compile(r"<(script|style|title|head)\b[^>]*>.*?</\1\s*>", re.S | re.I)
@@ -138,7 +140,7 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
         reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
         raise DocumentInvalid(reason)
     # a title is plain text: Jekyll front matter and HTML write "Logging in &amp; Networks" for "&"
-    title = html.unescape(title.strip() or _first(_HEADING.findall(_FENCED_CODE.sub("", body)))
+    title = html.unescape(title.strip() or _first(_H1.findall(_FENCED_CODE.sub("", body)))
                           or _title_from_path(rel_path))
     updated = _front_matter_time(metadata, ("updated", "last_modified", "date"))
     expires_at = _front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True)
