@@ -28,10 +28,11 @@ from bot.replies import Responder
 from bot.slack_check import SlackIdentity
 from bot.slack_gate import GatedApp
 from bot.slack_origin import allowed_origin
-from bot.vote_reasons import VOTE_REASON_PATTERN, confirm_reason, reason_blocks, store_reason
+from bot.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
 from config import Settings
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
+from knowledge.messages import message
 
 log = structlog.get_logger(__name__)
 #: Seconds a click (vote, 👎 reason, wrong-answer report) waits for its row to be stored before Slack is
@@ -39,12 +40,13 @@ log = structlog.get_logger(__name__)
 ACK_BUDGET_S = 2.0
 T = TypeVar("T")
 
-VOTE_THANKS = {"up": "Thanks for the 👍 — recorded.", "down": "Thanks for the 👎 — recorded; the owners will review it."}
-VOTE_UNCHANGED = "Your vote was already recorded."
-FLAG_THANKS = "Thanks — the answer is flagged as wrong; the document owners will review it."
-FLAG_UNCHANGED = "You already reported this answer."
-VOTE_UNKNOWN = "I no longer have a record of that answer, so the vote was not saved."
-VOTE_FAILED = "Sorry, I couldn't save your vote just now; please try again later."
+#: Click confirmations in English (`knowledge.messages`); a stored answer's clicks are confirmed in its language.
+VOTE_THANKS = {"up": message("vote.thanks_up"), "down": message("vote.thanks_down")}
+VOTE_UNCHANGED = message("vote.unchanged")
+FLAG_THANKS = message("flag.thanks")
+FLAG_UNCHANGED = message("flag.unchanged")
+VOTE_UNKNOWN = message("vote.unknown")
+VOTE_FAILED = message("vote.failed")
 
 
 def make_client(token: str, api_url: str | None = None) -> AsyncWebClient:
@@ -188,7 +190,8 @@ async def _stored_then_acked(ack, storing: Awaitable[T]) -> T:
 
 
 async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, list | None]:
-    """Stores a 👍/👎 click; returns the private confirmation's text and blocks (the 👎 reasons)."""
+    """Stores a 👍/👎 click; returns the private confirmation's text and blocks (the 👎 reasons), in the voted
+    answer's language (English when its row cannot be read, or for a vote that was not stored)."""
     user = body.get("user", {}).get("id", "")
     blocks = None
     try:
@@ -198,10 +201,10 @@ async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, l
         elif action.get("action_id") == VOTE_DOWN_ACTION:
             value = "down"
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(executor, store.record_vote, answer_id, user, value)
-        text = VOTE_THANKS[value] if result.changed else VOTE_UNCHANGED
+        result, language = await loop.run_in_executor(executor, _record_vote, store, answer_id, user, value)
+        text = message(f"vote.thanks_{value}" if result.changed else "vote.unchanged", language)
         if value == "down":  # offer the reasons, privately, one click each
-            blocks = reason_blocks(answer_id, text)
+            blocks = reason_blocks(answer_id, text, language)
         log.info("vote", answer_id=answer_id, user=user, value=value, changed=result.changed)
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.rejected", reason=str(exc), value=action.get("value"))
@@ -214,13 +217,13 @@ async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, l
 
 async def _store_flag(store, executor, body: dict, action: dict) -> str:
     """"Report a wrong answer": one flag per answer and user (the design's hallucination flag); returns the
-    private confirmation's text."""
+    private confirmation's text, in the flagged answer's language."""
     user = body.get("user", {}).get("id", "")
     answer_id = action.get("value") or ""
     try:
         loop = asyncio.get_running_loop()
-        stored = await loop.run_in_executor(executor, store.record_flag, answer_id, user)
-        text = FLAG_THANKS if stored else FLAG_UNCHANGED
+        stored, language = await loop.run_in_executor(executor, _record_flag, store, answer_id, user)
+        text = message("flag.thanks" if stored else "flag.unchanged", language)
         log.info("flag", answer_id=answer_id, user=user, stored=stored)
     except UnknownAnswer:
         text = VOTE_UNKNOWN
@@ -228,6 +231,16 @@ async def _store_flag(store, executor, body: dict, action: dict) -> str:
         log.exception("flag.failed", value=answer_id)
         text = VOTE_FAILED
     return text
+
+
+def _record_vote(store, answer_id: str, user: str, value: str):
+    """`FeedbackStore.record_vote`'s result and the voted answer's language (one executor job)."""
+    return store.record_vote(answer_id, user, value), answer_language(store, answer_id)
+
+
+def _record_flag(store, answer_id: str, user: str):
+    """`FeedbackStore.record_flag`'s result and the flagged answer's language (one executor job)."""
+    return store.record_flag(answer_id, user), answer_language(store, answer_id)
 
 
 def _field(body: dict, name: str) -> dict:

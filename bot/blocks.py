@@ -13,6 +13,7 @@ from urllib.parse import quote
 import regex
 
 from knowledge.answering import repeats_direct_answer
+from knowledge.messages import message
 from knowledge.types import Answer
 
 SECTION_LIMIT = 3000
@@ -165,27 +166,28 @@ def section_blocks(mrkdwn: str) -> list[dict]:
 
 def answer_blocks(answer: Answer) -> list[dict]:
     """Blocks for an answer: warnings, the direct answer, quoted passages with a citation context each,
-    and 👍/👎 buttons.
+    and 👍/👎 buttons. Every label, note and button is in the question's language (``answer.language``,
+    `knowledge.messages`); quoted page text stays as the page writes it.
 
     A refusal gets one section with the refusal sentence and no buttons.
     """
+    language = answer.language
     if answer.refused:
-        blocks = section_blocks(escape(answer.text.split(" Closest pages: ")[0]))
+        closest = message("answer.closest_pages", language)
+        blocks = section_blocks(escape(answer.text.split(f" {closest} ")[0]))
         if answer.closest:  # links to read, never a quoted passage that does not answer
             links = [slack_link(c["url"], escape(c["title"])) or escape(c["title"]) for c in answer.closest]
-            blocks.append(_context("Closest pages: " + " · ".join(links)))
+            blocks.append(_context(f"{escape(closest)} " + " · ".join(links)))
         return blocks
     blocks: list[dict] = []
     if answer.low_confidence:
-        reason = escape(answer.low_confidence_reason or "the closest passage only partly matches the question")
-        blocks.append(_context(f":warning: *Low confidence*: {reason}; please check the source."))
+        blocks.append(_context(_low_confidence_line(answer)))
     for warning in answer.warnings:
         blocks.append(_context(f":warning: {escape(warning)}"))
     if answer.direct_answer:  # the answer first (issue 9); the quotes below are its evidence
         blocks.extend(section_blocks(to_mrkdwn(answer.direct_answer)))
         if answer.generated:
-            blocks.append(_context(":robot_face: Written by a language model from the quoted sources below; "
-                                   "every sentence was checked against its source."))
+            blocks.append(_context(":robot_face: " + escape(message("answer.generated_note", language))))
     by_number = {c.number: c for c in answer.citations}
     for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
         if text and not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
@@ -193,12 +195,20 @@ def answer_blocks(answer: Answer) -> list[dict]:
             blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
-        blocks.append(_context(_citation_line(by_number[number], heading=heading)))
-    controls = [feedback_block(answer.answer_id), report_block(answer.answer_id)]
+        blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language)))
+    controls = [feedback_block(answer.answer_id, language), report_block(answer.answer_id, language)]
     room = BLOCK_LIMIT - len(controls)
     if len(blocks) > room:
-        blocks = blocks[: room - 1] + [_context("…more passages were cut to fit Slack's limits.")]
+        blocks = blocks[: room - 1] + [_context(escape(message("answer.passages_cut", language)))]
     return blocks + controls
+
+
+def _low_confidence_line(answer: Answer) -> str:
+    """``:warning: *Low confidence*: <why>; please check the source.`` in the answer's language."""
+    language = answer.language
+    reason = answer.low_confidence_reason or message("answer.reason_weak", language)
+    label = f"*{escape(message('answer.low_confidence_label', language))}*"
+    return ":warning: " + message("answer.low_confidence_note", language, label=label, reason=escape(reason))
 
 
 def fallback_text(answer: Answer) -> str:
@@ -214,8 +224,9 @@ def fallback_text(answer: Answer) -> str:
     return _PARTIAL_ENTITY.sub("", head).rstrip() + "…"
 
 
-def feedback_block(answer_id: str) -> dict:
-    """Slack's native 👍/👎 ``feedback_buttons`` in a ``context_actions`` block; values carry the answer id."""
+def feedback_block(answer_id: str, language: str = "en") -> dict:
+    """Slack's native 👍/👎 ``feedback_buttons`` in a ``context_actions`` block; values carry the answer id,
+    the screen-reader labels are in ``language``."""
     return {
         "type": "context_actions",
         "elements": [
@@ -225,28 +236,28 @@ def feedback_block(answer_id: str) -> dict:
                 "positive_button": {
                     "text": {"type": "plain_text", "text": "👍"},
                     "value": f"up:{answer_id}",
-                    "accessibility_label": "This answer was helpful",
+                    "accessibility_label": message("button.helpful", language),
                 },
                 "negative_button": {
                     "text": {"type": "plain_text", "text": "👎"},
                     "value": f"down:{answer_id}",
-                    "accessibility_label": "This answer was not helpful",
+                    "accessibility_label": message("button.not_helpful", language),
                 },
             }
         ],
     }
 
 
-def report_block(answer_id: str) -> dict:
+def report_block(answer_id: str, language: str = "en") -> dict:
     """An ``actions`` block with the "Report a wrong answer" button (``context_actions`` only takes
-    feedback and icon buttons); its value is the answer id."""
+    feedback and icon buttons), labelled in ``language``; its value is the answer id."""
     return {
         "type": "actions",
         "elements": [
             {
                 "type": "button",
                 "action_id": REPORT_WRONG_ACTION,
-                "text": {"type": "plain_text", "text": "Report a wrong answer"},
+                "text": {"type": "plain_text", "text": message("button.report_wrong", language)},
                 "value": answer_id,
             }
         ],
@@ -261,15 +272,18 @@ def parse_vote_value(value: str) -> tuple[str, str]:
     return vote, answer_id
 
 
-def _citation_line(citation, heading: str | None = None) -> str:
-    """``[n] <url|title> › heading · updated N days ago``; ``heading`` overrides the citation's."""
+def _citation_line(citation, heading: str | None = None, language: str = "en") -> str:
+    """``[n] <url|title> › heading · updated N days ago`` (its words in ``language``); ``heading`` overrides
+    the citation's."""
     title = escape(truncate(" ".join(citation.title.split()), 150))  # a line break would end the <url|title> link
     link = slack_link(citation.url, title) or f"{title} ({escape(citation.url)})"
     heading = citation.heading if heading is None else heading
     heading = f" › {escape(truncate(' '.join(heading.split()), 150))}" if heading else ""
-    age = citation.age_text()
-    outdated = " · :warning: outdated" if getattr(citation, "outdated", False) else ""  # front matter `outdated: true`
-    return truncate(f"[{citation.number}] {link}{heading} · updated {age}{outdated}", SECTION_LIMIT)
+    updated = escape(message("citation.updated", language, age=citation.age_text(language=language)))
+    outdated = ""
+    if getattr(citation, "outdated", False):  # front matter `outdated: true`
+        outdated = " · :warning: " + escape(message("citation.outdated", language))
+    return truncate(f"[{citation.number}] {link}{heading} · {updated}{outdated}", SECTION_LIMIT)
 
 
 def slack_link(url: str, label: str) -> str:

@@ -26,6 +26,8 @@ from bot.blocks import answer_blocks, escape, fallback_text
 from bot.slack_text import has_words, normalise_question
 from config import Settings
 from feedback import FeedbackStore
+from knowledge.language import detect_language
+from knowledge.messages import message
 from knowledge import (
     Answer,
     IndexNotBuilt,
@@ -42,10 +44,10 @@ log = structlog.get_logger(__name__)
 #: Slack errors after which the same reply can succeed later: it is kept and posted again (`jobs.notify`).
 RETRYABLE_ERRORS = frozenset({"ratelimited", "internal_error", "service_unavailable", "fatal_error",
                               "request_timeout", "unknown_error"})
-FAILURE_TEXT = "Sorry, something went wrong while answering. The team has been notified; please try again later."
-NOT_READY_TEXT = "The knowledge base is not ready yet (nothing has been ingested). Please try again later."
-NO_WORDS_TEXT = ("I didn't find a question in that message (only emoji, mentions or links). "
-                 "Ask me in words, e.g. `how do I reset my password?`")
+#: The English texts of the replies that are no answer; the asker gets them in the question's language.
+FAILURE_TEXT = message("reply.failure")
+NOT_READY_TEXT = message("reply.not_ready")
+NO_WORDS_TEXT = message("reply.no_words")
 
 
 class Responder:
@@ -76,7 +78,8 @@ class Responder:
             if answer_id and error in RETRYABLE_ERRORS:  # Slack is busy: the sweep posts it again
                 await self._keep(answer_id, channel, thread_ts, text, blocks, error)
             elif blocks:  # e.g. invalid_blocks / msg_too_long: still tell the user something
-                await _post_quietly(client, channel=channel, thread_ts=thread_ts, text=FAILURE_TEXT)
+                await _post_quietly(client, channel=channel, thread_ts=thread_ts,
+                                    text=message("reply.failure", detect_language(question)))
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             log.error("slack.post_failed", error=repr(exc), channel=channel, answer_id=answer_id)
             if answer_id:
@@ -153,8 +156,9 @@ class Responder:
         one with no words left gets a hint and is not recorded (it is no refusal: there was nothing to answer).
         """
         question = normalise_question(question)
+        language = detect_language(question)  # of the question as asked: the words of a hint or an apology
         if question and not has_words(question):
-            return NO_WORDS_TEXT, [], None
+            return message("reply.no_words", language), [], None
         loop = asyncio.get_running_loop()
         try:
             earlier = await loop.run_in_executor(self.executor, self._thread, channel, thread_ts)
@@ -166,10 +170,10 @@ class Responder:
         except QuestionInvalid as exc:
             return str(exc), [], None
         except IndexNotBuilt:
-            return NOT_READY_TEXT, [], None
+            return message("reply.not_ready", language), [], None
         except Exception:
             log.exception("answer.failed", channel=channel, user=user)
-            return FAILURE_TEXT, [], None
+            return message("reply.failure", language), [], None
         answer = await self._generate(answer, [row["question"] for row in earlier])
         try:
             await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)

@@ -5,6 +5,8 @@ incomplete · not what I asked). One click stores the reason in the voter's vote
 (`feedback.FeedbackStore.record_vote_reason`) and replaces the ephemeral message, through the click's
 ``response_url`` (ephemerals cannot be ``chat.update``d, bolt-python#1268), with a short thank-you.
 Each button's value is ``"<reason>:<answer_id>"``, so an old message's buttons work after a restart.
+Labels and confirmations are in the language of the answer voted on (its stored row's ``language``,
+`answer_language`; English when the row cannot be read); action ids and values never change with it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 import structlog
 
 from feedback import VOTE_REASONS, FeedbackError, UnknownAnswer
+from knowledge.messages import DEFAULT_LANGUAGE, message, normalise_language
 
 log = structlog.get_logger(__name__)
 
@@ -23,36 +26,55 @@ log = structlog.get_logger(__name__)
 VOTE_REASON_ACTION = "minerva_vote_reason"
 #: Matches every reason button's action_id (for ``app.action``).
 VOTE_REASON_PATTERN = re.compile(rf"^{VOTE_REASON_ACTION}(?::\w+)?$")
-#: Button labels, in the order shown; the keys are `feedback.VOTE_REASONS`.
-REASON_LABELS = {"outdated": "Outdated", "wrong": "Wrong", "incomplete": "Incomplete",
-                 "not_what_i_asked": "Not what I asked"}
-REASON_PROMPT = "What was wrong with it? One click tells the document owners (only you see this)."
-REASON_THANKS = "Thanks — noted as *{label}*; the document owners will see it."
-REASON_FAILED = "Sorry, I couldn't save the reason just now; please try again later."
-REASON_UNKNOWN = "I no longer have a record of that answer, so the reason was not saved."
+#: Button labels in English, in the order shown; the keys are `feedback.VOTE_REASONS` (catalogue keys
+#: ``vote_reason.<reason>``, `reason_labels` for another language).
+REASON_LABELS = {reason: message(f"vote_reason.{reason}") for reason in ("outdated", "wrong", "incomplete",
+                                                                         "not_what_i_asked")}
+REASON_PROMPT = message("vote_reason.prompt")
+REASON_THANKS = message("vote_reason.thanks", label="{label}")
+REASON_FAILED = message("vote_reason.failed")
+REASON_UNKNOWN = message("vote_reason.unknown")
 
 assert tuple(REASON_LABELS) == VOTE_REASONS, "a reason without a label (or a label without a reason)"
 
 
-def reason_blocks(answer_id: str, confirmation: str) -> list[dict]:
+def reason_labels(language: str = DEFAULT_LANGUAGE) -> dict[str, str]:
+    """Reason → its button label in ``language``, in the order shown."""
+    return {reason: message(f"vote_reason.{reason}", language) for reason in REASON_LABELS}
+
+
+def answer_language(store, answer_id: str) -> str:
+    """The language of the stored answer ``answer_id`` (``"en"``, ``"ko"``, ``"ja"``), for the words of a
+    click's confirmation; English when the row is missing or cannot be read (a confirmation never fails)."""
+    try:
+        row = store.get_answer(answer_id) if answer_id else None
+    except Exception:
+        log.warning("vote.language_lookup_failed", answer_id=answer_id, exc_info=True)
+        return DEFAULT_LANGUAGE
+    return normalise_language((row or {}).get("language"))
+
+
+def reason_blocks(answer_id: str, confirmation: str, language: str = DEFAULT_LANGUAGE) -> list[dict]:
     """The ephemeral confirmation of a 👎 with the reason buttons.
 
     Args:
         answer_id: the voted answer's id (carried by every button).
         confirmation: the vote's confirmation sentence, shown first (plain text from `bot.app`).
+        language: the words of the prompt and the buttons' labels (the voted answer's language).
 
     Returns:
         A ``section`` with the confirmation and the prompt, and an ``actions`` block of four buttons.
     """
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"{confirmation}\n{REASON_PROMPT}"}},
+        {"type": "section", "text": {"type": "mrkdwn",
+                                     "text": f"{confirmation}\n{message('vote_reason.prompt', language)}"}},
         {
             "type": "actions",
             "block_id": "minerva_vote_reasons",
             "elements": [
                 {"type": "button", "action_id": f"{VOTE_REASON_ACTION}:{reason}",
                  "text": {"type": "plain_text", "text": label}, "value": f"{reason}:{answer_id}"}
-                for reason, label in REASON_LABELS.items()
+                for reason, label in reason_labels(language).items()
             ],
         },
     ]
@@ -67,7 +89,8 @@ def parse_reason_value(value: str) -> tuple[str, str]:
 
 
 async def store_reason(store, executor, body: dict, action: dict) -> str:
-    """Store a click on a reason button with the clicker's vote; returns the text that confirms it.
+    """Store a click on a reason button with the clicker's vote; returns the text that confirms it, in the
+    language of the answer voted on (English when that cannot be told).
 
     Args:
         store: the `feedback.FeedbackStore`.
@@ -78,9 +101,9 @@ async def store_reason(store, executor, body: dict, action: dict) -> str:
     user = body.get("user", {}).get("id", "")
     try:
         reason, answer_id = parse_reason_value(action.get("value", ""))
-        result = await asyncio.get_running_loop().run_in_executor(
-            executor, store.record_vote_reason, answer_id, user, reason)
-        text = REASON_THANKS.format(label=REASON_LABELS[reason])
+        result, language = await asyncio.get_running_loop().run_in_executor(
+            executor, _record_reason, store, answer_id, user, reason)
+        text = message("vote_reason.thanks", language, label=reason_labels(language)[reason])
         log.info("vote.reason", answer_id=answer_id, user=user, reason=reason, changed=result.changed)
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.reason_rejected", reason=str(exc), value=action.get("value"))
@@ -89,6 +112,11 @@ async def store_reason(store, executor, body: dict, action: dict) -> str:
         log.exception("vote.reason_failed", value=action.get("value"))
         text = REASON_FAILED
     return text
+
+
+def _record_reason(store, answer_id: str, user: str, reason: str):
+    """Stores the reason (`FeedbackStore.record_vote_reason`); returns its result and the answer's language."""
+    return store.record_vote_reason(answer_id, user, reason), answer_language(store, answer_id)
 
 
 async def confirm_reason(respond, text: str) -> None:

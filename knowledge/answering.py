@@ -24,6 +24,7 @@ from knowledge.answer_type import (
     asked_sections, path_kind, states_action,
 )
 from knowledge.contradictions import passage_conflicts
+from knowledge.messages import message
 from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_model
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
@@ -33,13 +34,16 @@ from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
 
-REFUSAL_TEXT = "I couldn't find this in the knowledge base."
-LOW_CONFIDENCE_NOTE = "Low confidence: {reason}; please check the source."
+#: The English refusal; every user-facing sentence here comes from the catalogue in the answer's language
+#: (`knowledge.messages`, issue 23 item 5).
+REFUSAL_TEXT = message("answer.refusal")
+LOW_CONFIDENCE_NOTE = message("answer.low_confidence_note", label=message("answer.low_confidence_label"),
+                              reason="{reason}")
 #: Why a reply is low confidence, first that applies (`_low_reason`).
-REASON_DISAGREE = "the pages disagree"
-REASON_ACROSS_LANGUAGES = "the question was read across languages"
-REASON_OTHER_SECTION = "another section may answer it"
-REASON_WEAK = "the closest passage only partly matches the question"
+REASON_DISAGREE = message("answer.reason_disagree")
+REASON_ACROSS_LANGUAGES = message("answer.reason_across_languages")
+REASON_OTHER_SECTION = message("answer.reason_other_section")
+REASON_WEAK = message("answer.reason_weak")
 #: The best unit of another passage within this many logits of the best unit's: the reader cannot tell
 #: which of the two sections answers (a difference of 1 logit is odds of e ≈ 2.7 to 1).
 CLOSE_LOGITS = 1.0
@@ -144,7 +148,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         answer_id=uuid.uuid4().hex,
         question=question,
         refused=not pool,
-        text=REFUSAL_TEXT,
+        text=message("answer.refusal", language),
         retrieved=[{"chunk_id": p.chunk_id, "doc_id": p.doc_id, "score": round(p.score, 4)} for p in candidates],
         top_score=max((p.score for p in candidates), default=0.0),
         language=language,
@@ -169,12 +173,12 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
 def _low_reason(answer: Answer) -> str:
     """Why ``answer`` (low confidence) is so, in a few words, for the asker."""
     if answer.warnings:
-        return REASON_DISAGREE
+        return message("answer.reason_disagree", answer.language)
     if answer.language != "en":
-        return REASON_ACROSS_LANGUAGES
+        return message("answer.reason_across_languages", answer.language)
     if answer.reader.get("margin", 10.0) < CLOSE_LOGITS:
-        return REASON_OTHER_SECTION
-    return REASON_WEAK
+        return message("answer.reason_other_section", answer.language)
+    return message("answer.reason_weak", answer.language)
 
 
 def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float) -> Answer:
@@ -187,7 +191,7 @@ def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float) 
         if p.doc_id not in seen and len(closest) < 2 and p.score >= low / 2:
             seen.add(p.doc_id)
             closest.append({"title": p.title, "url": p.url, "collection": p.collection})
-    refused = _refusal(answer, REFUSAL_TEXT)
+    refused = _refusal(answer, message("answer.refusal", answer.language))
     refused.closest = closest
     refused.text = plain_text(refused)
     return refused
@@ -269,8 +273,7 @@ def _amounts(question: str) -> list[Value]:
 def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
     """The refusal ``answer`` saying that the page which covered the question has expired (``valid_until``:
     its last valid day, YYYY-MM-DD): nothing current answers it."""
-    return _refusal(answer, f"I couldn't find a current answer in the knowledge base. The page that covered this, "
-                            f"\u201c{title}\u201d, expired after {valid_until}.")
+    return _refusal(answer, message("answer.refusal_expired", answer.language, title=title, valid_until=valid_until))
 
 
 def _refusal(answer: Answer, text: str) -> Answer:
@@ -340,7 +343,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         said = _said(direct, units, i)
         answer.quotes.append(evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
                                             cfg.max_quote_chars, said=said))
-    answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)))
+    answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)), answer.language)
     answer.text = plain_text(answer)
     return ranked
 
@@ -375,13 +378,14 @@ def plain_text(answer: Answer) -> str:
     """The answer as plain text: the low-confidence note, warnings, the direct answer, then each quote
     with its ``[n]``. Call again after changing ``direct_answer`` (the generator does)."""
     if answer.refused:
-        text = answer.text or REFUSAL_TEXT
-        if answer.closest and "Closest pages" not in text:
-            text += " Closest pages: " + "; ".join(
+        text = answer.text or message("answer.refusal", answer.language)
+        closest = message("answer.closest_pages", answer.language)
+        if answer.closest and closest not in text:
+            text += f" {closest} " + "; ".join(
                 f"{c['title']} ({c['url']})" if c["url"].startswith(("http://", "https://")) else c["title"]
                 for c in answer.closest) + "."
         return text
-    parts = [LOW_CONFIDENCE_NOTE.format(reason=answer.low_confidence_reason or REASON_WEAK)] if answer.low_confidence else []
+    parts = [_low_confidence_note(answer)] if answer.low_confidence else []
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
@@ -389,6 +393,13 @@ def plain_text(answer: Answer) -> str:
     parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers)
               if q and not repeats_direct_answer(q, answer.direct_answer)]
     return "\n\n".join(parts)
+
+
+def _low_confidence_note(answer: Answer) -> str:
+    """"Low confidence: <why>; please check the source." in the answer's language."""
+    return message("answer.low_confidence_note", answer.language,
+                   label=message("answer.low_confidence_label", answer.language),
+                   reason=answer.low_confidence_reason or message("answer.reason_weak", answer.language))
 
 
 def repeats_direct_answer(quote: str, direct_answer: str) -> bool:
@@ -872,10 +883,11 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2) -> l
     return ["\n\n".join(units) for units in focus]
 
 
-def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str]) -> list[str]:
+def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str],
+                  language: str = "en") -> list[str]:
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
     text per passage) state different values for the same thing (`passage_conflicts`), naming both
-    values, sources and dates."""
+    values, sources and dates, in ``language`` (the question's; the values stay as the pages write them)."""
     warnings: list[str] = []
     warned: set[frozenset] = set()
     for i, a in enumerate(passages):
@@ -886,9 +898,9 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
                 continue
             for va, vb in passage_conflicts(focus[i], focus[j])[:1]:
                 warned.add(pair)
-                warnings.append(
-                    f"Sources disagree: [{numbers[a.doc_id]}] {a.title} ({a.last_modified:%Y-%m-%d}) says "
-                    f"{va.text}, [{numbers[b.doc_id]}] {b.title} ({b.last_modified:%Y-%m-%d}) says {vb.text}. "
-                    "Check which one is current."
-                )
+                warnings.append(message(
+                    "answer.disagreement", language,
+                    first=numbers[a.doc_id], first_title=a.title, first_date=f"{a.last_modified:%Y-%m-%d}",
+                    first_value=va.text, second=numbers[b.doc_id], second_title=b.title,
+                    second_date=f"{b.last_modified:%Y-%m-%d}", second_value=vb.text))
     return warnings

@@ -24,6 +24,7 @@ from knowledge.embedding import Embedder, EmbeddingCache, SentenceTransformerEmb
 from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
+from knowledge.messages import message
 from knowledge.retrieval import Retriever, SearchFilter
 from knowledge.sync import sync
 from knowledge.tokenize import load_analyzers, question_tokens
@@ -246,12 +247,10 @@ def validate_question(question: str, max_chars: int) -> str:
     """The trimmed question, or QuestionInvalid with a message a user can act on."""
     text = (question or "").strip()
     if not text:
-        raise QuestionInvalid("The question is empty: ask something, e.g. `how do I reset my password?`")
-    if len(text) > max_chars:
-        raise QuestionInvalid(
-            f"The question is {len(text):,} characters long; the limit is {max_chars:,}. "
-            "Please ask a shorter question (paste long logs into a file instead)."
-        )
+        raise QuestionInvalid(message("question.empty"))
+    if len(text) > max_chars:  # said in the question's language (`knowledge.messages`)
+        raise QuestionInvalid(message("question.too_long", detect_language(text[:max_chars]),
+                                      length=f"{len(text):,}", limit=f"{max_chars:,}"))
     return text
 
 

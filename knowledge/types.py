@@ -9,6 +9,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
+from knowledge.messages import age_text
+
 #: Confidence bands (DESIGN.md "Retrieval and answers"): score >= high → cite it; low <= score < high →
 #: shown only when nothing better exists, marked low confidence; score < low → excluded.
 CONFIDENCE_HIGH = "high"
@@ -103,10 +105,10 @@ class Citation:
         now = now or datetime.now(timezone.utc)
         return max(0, (now - self.last_modified).days)
 
-    def age_text(self, now: datetime | None = None) -> str:
-        """How long ago the source changed, as every reply says it: "today", "1 day ago", "12 days ago"."""
-        days = self.age_days(now)
-        return "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
+    def age_text(self, now: datetime | None = None, language: str = "en") -> str:
+        """How long ago the source changed, as every reply says it: "today", "1 day ago", "12 days ago" (in
+        ``language``, `knowledge.messages`)."""
+        return age_text(self.age_days(now), language)
 
 
 @dataclass

@@ -128,7 +128,8 @@ _OUR_LINK = regex.compile(r"<https?://[^<>|\s]*\|[^<>\n]*>")
 REFUSAL = "I couldn't find this in the knowledge base."
 
 
-def hostile_answer(quotes: list[str], direct: str, title: str, url: str, refused: bool, low: bool) -> Answer:
+def hostile_answer(quotes: list[str], direct: str, title: str, url: str, refused: bool, low: bool,
+                   language: str = "en") -> Answer:
     """An answer whose every text comes from a document (so from the fuzzer), but its refusal sentence.
 
     Titles and headings are single lines here: `_citation_line` puts them in a link label as they are, and a
@@ -139,12 +140,12 @@ def hostile_answer(quotes: list[str], direct: str, title: str, url: str, refused
     text = REFUSAL if refused else "\n\n".join(quotes) or direct
     return Answer(answer_id="a" * 32, question="q?", refused=refused, text=text,
                   quotes=quotes, citation_numbers=[1] * len(quotes), citations=[citation], low_confidence=low,
-                  direct_answer=direct)
+                  direct_answer=direct, language=language)
 
 
 answers = st.builds(hostile_answer, st.lists(passage_text, max_size=3), passage_text, st.text(max_size=60),
                     st.one_of(st.just("https://wiki.example/a b|c>d"), st.text(max_size=30)), st.booleans(),
-                    st.booleans())
+                    st.booleans(), st.sampled_from(["en", "ko", "ja"]))  # framed in the asker's language
 
 
 def texts_of(blocks: list[dict]) -> list[str]:
