@@ -769,7 +769,7 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int, *,
     (or left out when they do not fit), headings are left out (the citation names the section), and so is
     what lies past a heading: another section of the chunk ("Parental leave" below "Carry-over").
     """
-    shown = [i for i, u in enumerate(units) if not u.partial and u.kind != HEADING]
+    shown = [i for i, u in enumerate(units) if not u.partial and u.kind != HEADING and not _site_plumbing(text, u)]
     if not shown:
         return ""
     center = min(shown, key=lambda i: (abs(i - center), i))
@@ -804,6 +804,12 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int, *,
         picked.append(i)
         size += piece
     return _join(text, units, sorted(picked))
+
+
+def _site_plumbing(text: str, unit: Unit) -> bool:
+    """Whether ``unit`` is only a site's markup with a word or two: ``<details> <summary>Full context</summary>``
+    opens a collapsible block on the runbooks' site; in a quote it reads as a stray "Full context"."""
+    return bool(HTML_TAG.search(text[unit.start:unit.end])) and len(regex.findall(r"\w+", unit.display)) < 3
 
 
 def _same_kind_run(units: list[Unit], before: list[int], kind: str) -> list[int]:

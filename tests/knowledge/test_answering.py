@@ -733,3 +733,15 @@ def test_the_quote_goes_on_from_where_the_direct_answer_stops():
 
     assert "kubectl get node" not in quoted and "Check the status" not in quoted
     assert quoted.startswith("The output should describe") and "firewall rules" in quoted
+
+
+@needs_shared
+def test_a_quote_leaves_out_a_sites_collapsible_markup():
+    # The runbooks open a collapsible block with <details><summary>Full context</summary> (KubeVersionMismatch):
+    # a quote read "Different semantic versions … running. Full context".
+    page = (CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes" / "KubeVersionMismatch.md").read_text()
+    meaning = page[page.index("## Meaning"):page.index("## Impact")]
+
+    quoted = evidence_quote(meaning, split_units(meaning), 1, 450)
+
+    assert "Different semantic versions" in quoted and "Full context" not in quoted
