@@ -171,6 +171,22 @@ class KnowledgeBase:
             where = replace(where, excluded_docs=where.excluded_docs | frozenset(self.quarantined_documents()))
         return where
 
+    def _searched(self, where: SearchFilter | None, language: str) -> str:
+        """What a refusal searched, in ``language``: the collections ``where`` allows and how many of their pages
+        are live ("I searched handbook, pydantic and runbooks: 1,241 pages."), so an asker can tell a gap in
+        the pages from a question asked in the wrong place (issue 22, "a refusal names what it searched")."""
+        where = where or SearchFilter()
+        counts: dict[str, int] = {}
+        for doc in self.index().documents.values():
+            name = doc.get("collection", "")
+            if doc.get("stage", "active") != "active" or name in where.excluded:
+                continue
+            if where.collections is not None and name not in where.collections:
+                continue
+            counts[name] = counts.get(name, 0) + 1
+        return message("answer.searched", language, collections=", ".join(sorted(counts)) or "—",
+                       pages=f"{sum(counts.values()):,}")
+
     def _expired_instead(self, answer: Answer, retriever: Retriever, where: SearchFilter | None) -> Answer:
         """A refusal that names the expired page which answers the question, when one scores high ("is the
         summer sale still running?" is best answered by "that sale's page expired after 2025-09-30", not by "not
@@ -231,6 +247,9 @@ class KnowledgeBase:
                                 term_weights=terms)
         if answer.refused or retriever.only_on_expired_pages(terms, where):
             answer = self._expired_instead(answer, retriever, where)
+        refusal = message("answer.refusal", answer.language)
+        if answer.refused and answer.text.startswith(refusal):  # not an expired page's refusal: that names it
+            answer.text = f"{refusal} {self._searched(where, answer.language)}{answer.text[len(refusal):]}"
         answer.latency_ms = (time.perf_counter() - started) * 1000
         log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
                  latency_ms=round(answer.latency_ms, 1))

@@ -745,3 +745,15 @@ def test_a_quote_leaves_out_a_sites_collapsible_markup():
     quoted = evidence_quote(meaning, split_units(meaning), 1, 450)
 
     assert "Different semantic versions" in quoted and "Full context" not in quoted
+
+
+def test_a_refusal_names_what_it_searched(sample_kb):
+    live = [d for d in sample_kb.index().documents.values() if d.get("stage", "active") == "active"]
+    collections = sorted({d["collection"] for d in live})
+
+    answer = sample_kb.ask("Who won the 2025 hackathon?")
+
+    assert answer.refused
+    assert f"I searched {', '.join(collections)}: {len(live):,} pages." in answer.text
+    korean = sample_kb.ask("2025년 해커톤 우승 팀은 누구인가요?")
+    assert korean.refused and f"검색한 범위: {', '.join(collections)} ({len(live):,}개 문서)." in korean.text
