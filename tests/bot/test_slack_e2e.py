@@ -425,7 +425,7 @@ async def test_unanswerable_question_is_refused_and_recorded_as_refused(bot: Bot
 
     (message,) = await bot.posts()
     assert message["text"].startswith(REFUSAL_TEXT)
-    assert message["blocks"][0]["text"]["text"] == REFUSAL_TEXT
+    assert message["blocks"][0]["text"]["text"].startswith(REFUSAL_TEXT + " I searched ")
     assert all(b["type"] == "context" and "Closest pages" in b["elements"][0]["text"] for b in message["blocks"][1:])
     assert blocks_of_type(message, "context_actions") == []
     (row,) = bot.answer_rows()
