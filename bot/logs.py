@@ -1,6 +1,9 @@
 """structlog set-up: readable console lines in a terminal, JSON lines otherwise (production, CI).
 
-Called once by the entry point (`bot.cli`); library code only asks for loggers.
+Called once by the entry point (`bot.cli`); library code only asks for loggers. Both structlog's loggers and
+the standard library's (APScheduler, aiohttp's access log, slack-bolt) go through one handler on stderr with
+one renderer, so that ``MINERVA_LOG_FORMAT=json`` makes every line JSON (issue 28; structlog's "Rendering
+using structlog-based formatters within logging" recipe).
 """
 
 from __future__ import annotations
@@ -8,33 +11,51 @@ from __future__ import annotations
 import logging
 import sys
 
+import click
 import structlog
+
+#: Libraries whose INFO lines are noise for an operator (bm25s sets its own logger to DEBUG at import).
+NOISY = ("sentence_transformers", "httpx", "bm25s", "urllib3", "filelock")
+
+
+_json_lines: list[bool] = [False]
 
 
 def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
-    """Route structlog and stdlib logging to stderr.
+    """Route structlog and stdlib logging to stderr, each line rendered the same way.
 
     Args:
         level: "DEBUG", "INFO", "WARNING" or "ERROR".
         fmt: "json", "console", or "auto" (console when stderr is a terminal, else JSON).
     """
     as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    _json_lines[:] = [as_json]
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     numeric = logging.getLevelName(level.upper())
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s", force=True)
-    for handler in logging.root.handlers:
-        handler.setLevel(numeric)  # bm25s sets its own logger to DEBUG at import; the handler still filters
-    for noisy in ("sentence_transformers", "httpx", "bm25s", "urllib3", "filelock"):
+    shared = [structlog.stdlib.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)]
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(numeric)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder()],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.format_exc_info, renderer],
+    ))
+    logging.basicConfig(level=numeric, handlers=[handler], force=True)
+    for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
+        processors=[structlog.contextvars.merge_contextvars, *shared,
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
+
+
+def say(text: str, event: str, **fields) -> None:
+    """Tell the operator ``text`` on stderr: as is in a terminal, as the log event ``event`` (with ``message``
+    and ``fields``) when lines are JSON, so that a log collector never meets a line it cannot parse."""
+    if _json_lines[0]:
+        structlog.get_logger("minerva").info(event, message=text, **fields)
+    else:
+        click.echo(text, err=True)

@@ -124,6 +124,7 @@ async def test_the_server_start_prints_no_bolt_token_warning(fake_slack, tmp_pat
     text = "".join(lines)
     assert "Minerva serving" in text and "Slack: workspace 'Minerva Test' as @minerva (BBOT)" in text
     assert "will be unused" not in text
+    assert all(_json_or_none(line) for line in lines if line.strip()), text  # JSON asked: every line JSON (issue 28)
     logged = {entry["event"]: entry for entry in map(_json_or_none, lines) if entry}
     assert logged["slack.allowed_origin"]["allowed_workspaces"] == ["T1"]  # from the start's auth.test, not asked again
     assert "slack.app_id" in logged["slack.app_id_unchecked"]["fix"]

@@ -1,0 +1,54 @@
+"""Log lines: with JSON asked for, the standard library's loggers (APScheduler, aiohttp's access log) are JSON
+too, not plain text beside structlog's (issue 28 item 5)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import structlog
+
+from bot.logs import configure_logging, say
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """Leaves no handler bound to this test's captured stderr behind."""
+    yield
+    logging.root.handlers.clear()
+    structlog.reset_defaults()
+
+
+def _lines(capfd) -> list[str]:
+    return [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+
+
+def test_every_line_is_json_when_json_is_asked(capfd):
+    configure_logging("INFO", "json")
+    structlog.get_logger("minerva.test").info("ask.answered", latency_ms=12)
+    logging.getLogger("apscheduler.scheduler").info("Scheduler started")
+    logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /slack/events HTTP/1.1" 200')
+    try:
+        raise ValueError("bad")
+    except ValueError:
+        logging.getLogger("apscheduler.executors.default").exception("Job raised")
+    say("Minerva serving (HTTP on 127.0.0.1:3000); Ctrl-C to stop", "serve.listening")
+    structlog.get_logger().debug("not shown at INFO")
+    entries = [json.loads(line) for line in _lines(capfd)]
+    assert [e["event"] for e in entries] == ["ask.answered", "Scheduler started",
+                                             '127.0.0.1 "POST /slack/events HTTP/1.1" 200', "Job raised",
+                                             "serve.listening"]
+    assert entries[0]["latency_ms"] == 12 and entries[0]["level"] == "info"
+    assert entries[1]["logger"] == "apscheduler.scheduler"
+    assert "ValueError: bad" in entries[3]["exception"] and entries[3]["level"] == "error"
+    assert "Minerva serving" in entries[4]["message"]
+
+
+def test_a_terminal_gets_readable_lines(capfd):
+    configure_logging("INFO", "console")
+    logging.getLogger("apscheduler.scheduler").info("Scheduler started")
+    say("Minerva serving (Socket Mode); Ctrl-C to stop", "serve.listening")
+    lines = _lines(capfd)
+    assert "Scheduler started" in lines[0] and not lines[0].startswith("{")
+    assert lines[1] == "Minerva serving (Socket Mode); Ctrl-C to stop"
