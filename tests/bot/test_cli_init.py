@@ -125,6 +125,8 @@ def test_the_bundled_config_in_a_shell_without_minerva_config_cannot_empty_your_
     contradictions = CliRunner().invoke(cli, ["--home", home, "contradictions"])
     assert f"warning: {home}'s index holds pages of handbook, it (synced with {out})" in contradictions.stderr
     assert "warning" not in CliRunner().invoke(cli, ["--config", str(out), "contradictions"]).stderr
+    helped = CliRunner().invoke(cli, ["--home", home, "contradictions", "--help"])  # help reads no index (issue 28)
+    assert helped.exit_code == 0 and "warning" not in helped.stderr and "Usage" in helped.stdout
 
 
 def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monkeypatch):

@@ -110,3 +110,14 @@ def test_embedding_progress_reaches_its_total_when_some_texts_are_cached(tmp_pat
     embed_cached(cache, _CountingEmbedder(), [f"h{i}" for i in range(141)], texts, lambda d, t: calls.append((d, t)))
 
     assert calls[-1] == (139, 139)
+
+
+def test_ask_help_names_every_json_field():
+    """``ask --help`` lists what ``ask --json`` prints (issue 28: it named four fields of eight)."""
+    from knowledge.types import Answer, Citation
+
+    answer = Answer("id", "q", False, "t", citations=[Citation(1, "c:d.md", "T", "", "", 0.9, None, "public")])
+    fields = set(answer.to_json()) | set(answer.to_json()["citations"][0])
+    helped = " ".join(CliRunner().invoke(cli, ["ask", "--help"]).output.split())
+    missing = [f for f in sorted(fields) if f not in helped]
+    assert not missing, missing
