@@ -1,7 +1,8 @@
 """Property-based tests of the Slack edge (hypothesis, 2,000 generated inputs per invariant).
 
-The invariants and strategies live in `tests/bot/slack_properties.py`; `benchmarks/fuzz_slack.py` runs the
-HTTP, splitter and renderer ones with 100,000 inputs each.
+The invariants and strategies live in `tests/bot/slack_properties.py`; `benchmarks/fuzz_slack.py` runs all four
+(splitter, renderer, HTTP with foreign workspaces and apps, Socket Mode envelopes of any payload) with 100,000
+inputs each (`benchmarks/results/fuzz_slack.json`).
 """
 
 from __future__ import annotations
