@@ -169,11 +169,9 @@ def killswitch_enable(obj, collection: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
     """Take one document (DOC_ID, "collection:path") out of search; announced in the alert channel."""
-    from jobs.killswitch import quarantine, release_command
+    from jobs.page_actions import take_out
 
-    changed = _change_document(quarantine, obj, doc_id, reason)
-    if changed:
-        _announce_taken_out(obj, {"doc_id": doc_id}, f"document {doc_id}", reason, release_command(doc_id))
+    changed = _change_document(take_out, obj, doc_id, reason)
     click.echo(f"{doc_id}: quarantined (out of search)" if changed else f"{doc_id} was already quarantined")
 
 
@@ -183,11 +181,9 @@ def killswitch_quarantine(obj, doc_id: str, reason: str) -> None:
 @click.pass_obj
 def killswitch_release(obj, doc_id: str, reason: str) -> None:
     """Put a quarantined document back into search."""
-    from jobs.killswitch import release
+    from jobs.page_actions import put_back
 
-    changed = _change_document(release, obj, doc_id, reason)
-    if changed:
-        _announce_put_back(obj, {"doc_id": doc_id})
+    changed = _change_document(put_back, obj, doc_id, reason)
     click.echo(f"{doc_id}: released (back in search)" if changed else f"{doc_id} was not quarantined")
 
 
@@ -208,10 +204,10 @@ def _announce_put_back(obj, subject: dict[str, str]) -> None:
 
 
 def _change_document(change, obj, doc_id: str, reason: str) -> bool:
-    """Run ``change`` (the kill switch's ``quarantine`` or ``release``) on DOC_ID for the CLI; returns whether it
+    """Run ``change`` (`jobs.page_actions.take_out` or ``put_back``) on DOC_ID for the CLI; returns whether it
     changed anything. A DOC_ID that is not "collection:path" is a usage error (click.ClickException)."""
     try:
-        return change(obj.store, doc_id, reason=reason, changed_by="cli", now=_now())
+        return bool(change(obj.store, _alerts_config(obj), [doc_id], by="cli", reason=reason, now=_now()))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
 

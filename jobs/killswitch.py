@@ -2,10 +2,11 @@
 
 Two levels, each a log table whose latest row per subject is its current state:
 
-- **documents** (``quarantine``): a wrong-answer spike quarantines the *documents cited by the reported
-  answers* (``wrong_answer_spike`` carries them), never their collection: five reports from a few users on one
-  answer can take at most the pages that answer quoted out of search, and only until a person releases them
-  (``minerva killswitch release DOC_ID``).
+- **documents** (``quarantine``): a person takes a page out of search, from the "Take out of search" button of a
+  wrong-answer spike or bad-document alert (the page's owner or an admin, `jobs.page_actions`) or with
+  ``minerva killswitch quarantine DOC_ID``; users' reports alone never do (issue 26: five reports from a few
+  users took two correct pages out). It stays out until a person releases it (the announcement's "Put back in
+  search" button, ``minerva killswitch release DOC_ID``).
 - **collections** (``kill_switch``): only an owner or admin disables a collection — ``minerva killswitch
   disable COLLECTION`` — or a critical signal users cannot cause (a permission leak: rules with
   ``kill_switch_scope: collection`` in config/alerts.yaml).

@@ -38,6 +38,8 @@ ACTIONS = {
     "review_citations": "check retrieval and chunking: answers cite too little or too few documents",
     "resolve_contradiction": "decide which page is current and correct or archive the other (both are named)",
     "watch": "early bad signals below the alert bar: read the evidence; nothing to do unless it gets worse",
+    "check_reports": "readers reported answers quoting this page as wrong: read the reports; take the page out of "
+                     "search (the alert's button, `minerva killswitch quarantine`) only if it is wrong",
     # coverage gaps from grouped questions (jobs.question_gaps.suggest_action)
     "add_page": "write a page on the gap's topic: no page comes close to its questions (best score < 0.3)",
     "extend_page": "extend the named page to answer the gap's questions (it scores 0.3–0.6 on them)",

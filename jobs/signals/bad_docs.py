@@ -20,7 +20,8 @@ index (archived and deleted documents are not judged, so their alerts resolve; c
 - **wrong-answer spike** — at least ``spike_min_flags`` (5) reports in the last ``spike_hours`` (24) on
   answers citing one collection, and ``spike_factor`` (3) times its daily average over the rest of the
   window: "wrong_answer_spike" critical, per collection, naming the reported answers and the documents they
-  cited (the kill switch quarantines those documents, never the collection: `jobs.killswitch`).
+  cited, and a review item per document; a person takes a page out of search from the alert's button or the
+  CLI, reports alone never do (issue 26, `jobs.page_actions`).
 
 Only what users said when the document was cited counts; how often it is cited is never a reason on its
 own (seed 004 §13.7).
@@ -73,7 +74,8 @@ def check(ctx: JobContext) -> SignalResult:
         for spike in spikes:
             spike.update(_spike_evidence(conn, spike["collection"], spike_since, until, bd))
     findings = [_bad_finding(r, bd) for r in bad] + [_spike_finding(s, bd) for s in spikes]
-    candidates = [_candidate(r, bd) for r in bad] + [_watch_candidate(r, bd) for r in watch]
+    candidates = ([_candidate(r, bd) for r in bad] + [_watch_candidate(r, bd) for r in watch]
+                  + [c for s in spikes for c in _spike_candidates(s, docs, bd)])
     evaluated = [r for r in table if r["up"] + r["down"] >= bd.min_votes or r["citations"] >= bd.min_answers]
     status = {
         "window_days": bd.window_days, "since": since, "until": until,
@@ -310,6 +312,22 @@ def _spike_finding(spike: dict, bd) -> Finding:
                      "answer_ids": spike.get("answer_ids", []),
                      "answers": spike.get("answers", [])},
     )
+
+
+def _spike_candidates(spike: dict, docs: dict[str, dict], bd) -> list[Candidate]:
+    """A review item per document of a spike's reported answers (issue 26): a burst of reports asks a person to
+    read them, it takes nothing out of search by itself (`jobs.page_actions`)."""
+    out = []
+    for d in spike.get("documents", []):
+        title = docs.get(d["doc_id"], {}).get("title", d["doc_id"])
+        out.append(Candidate(
+            problem="wrong_answer_spike", subject=d["doc_id"], action="check_reports", priority=1,
+            weight=d["reported_answers"],
+            reason=(f"{title}: {d['reported_answers']} answer(s) quoting it reported wrong in {bd.spike_hours} h "
+                    f"({spike['flags']} reports on {spike['collection']}, daily average {spike['daily_average']:g})"),
+            details={"collection": spike["collection"], "reported_answers": d["reported_answers"],
+                     "answers": spike.get("answers", [])}))
+    return out
 
 
 _DETAIL_KEYS = ("title", "url", "owner", "citations", "up", "down", "thumbs_up_rate", "thumbs_up_ci", "p_low",

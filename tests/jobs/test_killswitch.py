@@ -1,5 +1,5 @@
-"""The kill switch at a team's volume (issue 11 item 3): reports quarantine documents, never a collection;
-collections are disabled only by an owner (CLI) or a signal users cannot cause; every change is announced."""
+"""The kill switch at a team's volume (issue 11 item 3, issue 26): reports propose a quarantine, a person takes pages
+out; collections are disabled only by an owner (CLI) or a signal users cannot cause; every change is announced."""
 
 from __future__ import annotations
 
@@ -21,7 +21,13 @@ from tests.jobs.monitoring_helpers import add_answer, by_alert, ctx, store  # no
 DISK, COPY = "runbooks:disk-full.md", "runbooks:incident-response.md"
 
 
-def test_five_reports_on_one_correct_answer_quarantine_its_documents_not_the_collection(ctx) -> None:  # noqa: F811
+def test_five_reports_on_one_correct_answer_take_nothing_out_of_search_until_a_person_does(ctx) -> None:  # noqa: F811
+    """Issue 26: five reports from a few users quarantined two correct pages. Now the spike alerts, files a review
+    item per page and proposes the quarantine with a button; a person's decision takes the pages out."""
+    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, alert_messages
+    from jobs.page_actions import QUARANTINE, page_action, take_out
+    from jobs.review import items as review_items
+
     config = load_alerts_config()
     now = datetime.now(timezone.utc)
     for day in range(3, 30, 3):  # the handbook answers well the rest of the month
@@ -35,18 +41,26 @@ def test_five_reports_on_one_correct_answer_quarantine_its_documents_not_the_col
     result = evaluate(ctx.store, config, "bad_docs", findings, now=now)
 
     assert result.disabled_collections == [] and killswitch.disabled_collections(ctx.store) == set()
-    assert sorted(result.quarantined_documents) == sorted([COPY, DISK])
+    assert result.quarantined_documents == [] and killswitch.quarantined_documents(ctx.store) == set()
+    items = {i["subject"]: i for i in review_items(ctx.store) if i["problem"] == "wrong_answer_spike"}
+    assert set(items) == {DISK, COPY} and {i["action"] for i in items.values()} == {"check_reports"}
+    (notice,) = [n for n in due_notices(ctx.store, config, route="now", now=now) if n.alert.alert == "wrong_answer_spike"]
+    assert page_action(notice.alert.alert, notice.alert.labels, notice.alert.annotations) == (QUARANTINE, (DISK, COPY))
+    (_, message), = alert_messages([notice])
+    buttons = [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
+    (take,) = [b for b in buttons if b["action_id"] == ALERT_QUARANTINE_ACTION]
+    assert take["value"] == notice.alert.fingerprint and "confirm" in take
+
+    # a person decides: the pages leave search, each announced with the command that puts it back
+    assert take_out(ctx.store, config, [DISK, COPY], by="U0OWNER", reason="checked: wrong", now=now) == [DISK, COPY]
     assert killswitch.quarantined_documents(ctx.store) == {DISK, COPY}
     announced = {n.alert.labels.get("doc_id"): n.alert for n in due_notices(ctx.store, config, route="now", now=now)
                  if n.alert.alert == "kill_switch_engaged"}
     assert set(announced) == {DISK, COPY}
-    text = announced[DISK].summary
-    assert f"document {DISK}" in text and "wrong_answer_spike" in text
-    assert f"`minerva killswitch release {DISK}`" in text
-
-    # The same spike still firing tomorrow quarantines nothing twice and raises no new announcement.
-    again = evaluate(ctx.store, config, "bad_docs", findings, now=now + timedelta(hours=1))
-    assert again.quarantined_documents == []
+    assert f"`minerva killswitch release {DISK}`" in announced[DISK].summary
+    assert take_out(ctx.store, config, [DISK], by="U0OWNER", reason="again", now=now) == []  # once
+    # the same spike still firing an hour later quarantines nothing by itself
+    assert evaluate(ctx.store, config, "bad_docs", findings, now=now + timedelta(hours=1)).quarantined_documents == []
 
 
 @pytest.fixture
