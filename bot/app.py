@@ -21,15 +21,16 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alert_buttons import handle_alert_button
+from bot.alert_buttons import handle_alert_button, handle_page_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
-from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
+from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from bot.slack_check import SlackIdentity
 from bot.slack_gate import GatedApp
 from bot.slack_origin import allowed_origin
 from bot.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
 from config import Settings
+from config.alerts import alerts_config_for
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
 from knowledge import KnowledgeBase
 from knowledge.messages import message
@@ -137,6 +138,17 @@ def build_app(
 
     app.action(ALERT_ACK_ACTION)(on_alert_button)
     app.action(ALERT_SILENCE_ACTION)(on_alert_button)
+    alerting = alerts_config_for(settings)
+    owners = {source.name: source.owner for source in settings.sources if source.owner}
+
+    async def on_page_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        # "Take out of search" / "Put back in search" on an alert about pages: owners and slack.admins only.
+        await ack()
+        await handle_page_button(store, responder.executor, client, body, action, config=alerting,
+                                 documents=lambda: _documents(kb), defaults=owners, admins=settings.slack.admins)
+
+    app.action(ALERT_QUARANTINE_ACTION)(on_page_button)
+    app.action(ALERT_RELEASE_ACTION)(on_page_button)
 
     @app.event("app_home_opened")
     async def on_home(event: dict, client: AsyncWebClient) -> None:
@@ -260,3 +272,13 @@ async def _confirm_privately(client: AsyncWebClient, body: dict, text: str, *, b
             await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks)
         except SlackApiError as exc:
             log.warning("slack.confirm_failed", error=exc.response.get("error"))
+
+
+def _documents(kb: KnowledgeBase) -> dict[str, dict]:
+    """doc_id → index record of the live generation; empty before the first ingest (only admins then)."""
+    from knowledge import KnowledgeError
+
+    try:
+        return kb.index().documents
+    except KnowledgeError:
+        return {}

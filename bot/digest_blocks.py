@@ -18,9 +18,12 @@ import regex
 from bot.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, slack_link, truncate
 from jobs.alerts import Notice
 from jobs.digest import Digest, DigestGroup, DigestItem
+from jobs.page_actions import QUARANTINE, RELEASE
 
 #: action_ids of the digest buttons. Never rename: old digests carry them.
 ALERT_ACK_ACTION = "minerva_alert_ack"
+ALERT_QUARANTINE_ACTION = "minerva_alert_quarantine"
+ALERT_RELEASE_ACTION = "minerva_alert_release"
 ALERT_SILENCE_ACTION = "minerva_alert_silence"
 #: Characters of block text per message; Slack rejects about 13,000 (msg_blocks_too_long).
 MESSAGE_CHAR_BUDGET = 11_000
@@ -114,8 +117,7 @@ def alert_messages(notices: list[Notice]) -> list[tuple[list[Notice], SlackMessa
 
 def _alert_blocks(notice: Notice) -> list[dict]:
     a = notice.alert
-    item = DigestItem(a.fingerprint, a.alert, a.severity, a.summary, a.value, a.threshold, a.n,
-                      a.started_at or a.first_seen_at, a.link, a.labels, new=notice.kind == "firing")
+    item = DigestItem.of(a, new=notice.kind == "firing")
     return [_section(f":rotating_light: *{_LEADS.get(notice.kind, 'Alert')}: {escape(a.alert)}*"), *_item_blocks(item)]
 
 
@@ -125,6 +127,12 @@ def parse_alert_value(value: str) -> str:
     if not regex.fullmatch(r"[0-9a-f]{4,64}", value):
         raise ValueError(f"not an alert fingerprint: {value!r}")
     return value
+
+
+def parse_page_value(value: str) -> tuple[str, str | None]:
+    """A page button's ``(fingerprint, doc_id or None)`` (`page_buttons`). Raises ValueError on anything else."""
+    fingerprint, _, doc_id = (value or "").partition("|")
+    return parse_alert_value(fingerprint), (doc_id.strip() or None)
 
 
 # --- pieces ---------------------------------------------------------------------------------------------
@@ -161,8 +169,32 @@ def _item_blocks(item: DigestItem) -> list[dict]:
              "text": {"type": "plain_text", "text": "Ack"}},
             {"type": "button", "action_id": ALERT_SILENCE_ACTION, "value": item.fingerprint,
              "text": {"type": "plain_text", "text": "Silence 24h"}},
+            *page_buttons(item.fingerprint, item.action, item.documents),
         ]},
     ]
+
+
+def page_buttons(fingerprint: str, action: str, documents: tuple[str, ...], *, one_page: bool = False) -> list[dict]:
+    """The button that takes an alert's pages out of search ("quarantine", with Slack's confirmation dialog: it
+    changes what everyone is answered from) or puts a quarantined page back ("release"); none for other
+    alerts. Only the pages' owners and ``slack.admins`` may use them (`bot.alert_buttons`, issue 26).
+    ``one_page``: the button acts on ``documents[0]`` alone (an owner's message names one page; its value is
+    ``"{fingerprint}|{doc_id}"``, `parse_page_value`)."""
+    value = f"{fingerprint}|{documents[0]}" if one_page and documents else fingerprint
+    if action == QUARANTINE:
+        pages = ", ".join(documents)
+        return [{"type": "button", "action_id": ALERT_QUARANTINE_ACTION, "value": value, "style": "danger",
+                 "text": {"type": "plain_text", "text": "Take out of search"},
+                 "confirm": {"title": {"type": "plain_text", "text": "Take out of search?"},
+                             "text": {"type": "mrkdwn", "text": truncate(
+                                 f"No question will be answered from {escape(pages)} until someone puts it back. "
+                                 "Only the page's owner or an admin can do this.", 300)},
+                             "confirm": {"type": "plain_text", "text": "Take out"},
+                             "deny": {"type": "plain_text", "text": "Cancel"}}}]
+    if action == RELEASE:
+        return [{"type": "button", "action_id": ALERT_RELEASE_ACTION, "value": value, "style": "primary",
+                 "text": {"type": "plain_text", "text": "Put back in search"}}]
+    return []
 
 
 def _overflow_messages(overflow: list[tuple[DigestGroup, list[DigestItem]]]) -> list[SlackMessage]:

@@ -8,8 +8,9 @@ listed, and evidence is cut to `MAX_EVIDENCE_CHARS` per finding.
 
 from __future__ import annotations
 
-from bot.blocks import escape, section_blocks, slack_link, truncate
-from bot.digest_blocks import SlackMessage
+from bot.blocks import BLOCK_LIMIT, escape, section_blocks, slack_link, truncate
+from bot.digest_blocks import SlackMessage, page_buttons
+from jobs.page_actions import PROPOSE_QUARANTINE, QUARANTINE
 from jobs.owners import OwnerReport, PageFinding
 
 MAX_PAGES = 20
@@ -17,6 +18,8 @@ MAX_EVIDENCE_CHARS = 600
 #: What each finding asks of the owner.
 TODO = {
     "bad_document": "readers mark answers from this page as wrong or unhelpful: check and correct it",
+    "wrong_answer_spike": "several readers reported answers quoting this page as wrong today: read the reports; if "
+                          "the page is wrong, take it out of search with the button below until it is fixed",
     "stale_high_citation": "often quoted but not updated for a long time: confirm or update it",
     "stale_document": "not updated for a long time: confirm or update it",
     "outdated_cited": "marked outdated but still quoted: update it or archive it",
@@ -48,6 +51,10 @@ def owner_message(report: OwnerReport) -> SlackMessage:
                 body.append(f"   evidence: {escape(evidence)}")
         text = "\n".join(body)
         blocks += [{"type": "divider"}, *section_blocks(text)]  # cut on safe boundaries, never inside a link
+        proposed = next((f for f in found if f.alert in PROPOSE_QUARANTINE and f.fingerprint), None)
+        if proposed and len(blocks) < BLOCK_LIMIT - 3:  # room for the "… more pages" line
+            blocks.append({"type": "actions", "block_id": f"owner_{proposed.fingerprint}",
+                           "elements": page_buttons(proposed.fingerprint, QUARANTINE, (doc_id,), one_page=True)})
         lines.append(text)
     if len(pages) > MAX_PAGES:
         more = f"…and {len(pages) - MAX_PAGES} more page(s): `minerva review` lists them all."

@@ -263,6 +263,9 @@ class SlackConfig:
     organisation for an org-wide install). ``app_id`` (``A…``): the only app whose requests are answered.
     Empty: the app id Slack gives (the Socket Mode connection names it); in HTTP mode Slack does not, so the
     app is then not checked and ``minerva serve`` logs ``slack.app_id_unchecked`` at start.
+    ``admins``: Slack user ids (``U…``) or user group ids (``S…``) who may take any page out of search, or put it
+    back, from an alert's buttons; a page's own owner may always do so for that page (issue 26). Empty: only
+    owners.
     """
 
     ignore_bots: bool = True
@@ -270,12 +273,17 @@ class SlackConfig:
     digest_channel: str = ""
     workspaces: list[str] = field(default_factory=list)
     app_id: str = ""
+    admins: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         wrong = [w for w in self.workspaces if not _SLACK_WORKSPACE.match(w)]
         if wrong:
             raise ConfigError(f"slack.workspaces: {wrong[0]!r} is not a workspace id (T…) or an organisation id "
                               "(E…); `minerva serve` logs the allowed ones at start (slack.allowed_origin)")
+        wrong = [a for a in self.admins if slack_owner_id(a) is None]
+        if wrong:
+            raise ConfigError(f"slack.admins: {wrong[0]!r} is not a Slack user id (U…) or user group id (S…)")
+        self.admins = [slack_owner_id(a) for a in self.admins]
         if self.app_id and not _SLACK_APP.match(self.app_id):
             raise ConfigError(f"slack.app_id must be the app's id (A…, Basic Information at api.slack.com/apps), "
                               f"not {self.app_id!r}")

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from config.alerts import AlertsConfig
 from jobs import alerts
+from jobs.page_actions import page_action
 from feedback import alerting as alert_store
 
 #: Digest kind → (route, window).
@@ -41,6 +42,15 @@ class DigestItem:
     link: str
     labels: dict[str, str]
     new: bool
+    action: str = ""                   # what its button does to ``documents`` (`jobs.page_actions.page_action`)
+    documents: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, a: "alerts.Alert", *, new: bool) -> "DigestItem":
+        """The item of alert ``a``; ``new``: it started firing inside the digest's window."""
+        action, documents = page_action(a.alert, a.labels, a.annotations or {})
+        return cls(a.fingerprint, a.alert, a.severity, a.summary, a.value, a.threshold, a.n,
+                   a.started_at or a.first_seen_at, a.link, a.labels, new, action, documents)
 
 
 @dataclass(frozen=True)
@@ -115,10 +125,7 @@ def build_digest(store, config: AlertsConfig, *, kind: str, now: datetime) -> Di
     by_type: dict[str, list[DigestItem]] = {}
     for notice in notices:
         a = notice.alert
-        since = a.started_at or a.first_seen_at
-        by_type.setdefault(a.alert, []).append(DigestItem(
-            a.fingerprint, a.alert, a.severity, a.summary, a.value, a.threshold, a.n, since, a.link, a.labels,
-            new=since >= start))
+        by_type.setdefault(a.alert, []).append(DigestItem.of(a, new=(a.started_at or a.first_seen_at) >= start))
     groups = []
     for name, items in by_type.items():
         items.sort(key=lambda i: (-(i.n or 0), i.since, i.fingerprint))

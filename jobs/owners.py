@@ -6,7 +6,9 @@ group id (S…, whose members each get the message). What an owner is told, per 
 finding carries (its annotations: answer ids, sample questions, newer version, both values and dates, …):
 
 - every unresolved alert (pending or firing, not silenced) whose ``doc_id`` label — or ``other_doc``, for a
-  contradiction — is the page: bad, stale and cited, outdated and cited, contradicting, …;
+  contradiction — is the page: bad, stale and cited, outdated and cited, contradicting, …; and a wrong-answer
+  spike on the pages its reported answers quoted (`jobs.page_actions.page_action`: the owner decides whether
+  the page leaves search);
 - the page's ``near_duplicate_of`` (set by the ingest gate, `knowledge.sync`): the pages it repeats.
 
 Once per cycle, each item once: the day (in the schedule's time zone) an owner was last messaged and the items
@@ -32,6 +34,7 @@ from config import slack_owner_id
 
 from config.alerts import AlertsConfig
 from jobs import alerts
+from jobs.page_actions import page_action
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +64,7 @@ class PageFinding:
     severity: str
     summary: str
     evidence: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str = ""  # the alert's, for its buttons ("" for a near-duplicate, which is no alert)
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,12 @@ def collect(store, config: AlertsConfig, documents: dict[str, dict], defaults: d
         if a.alert in NOT_ABOUT_CONTENT or status.silenced_until is not None:
             continue
         evidence = {k: v for k, v in (a.annotations or {}).items() if k not in _DROPPED_EVIDENCE}
-        for key in ("doc_id", "other_doc"):
-            doc_id = str(a.labels.get(key) or "")
-            if doc_id:
-                doc = documents.get(doc_id, {})
-                add(doc_id, PageFinding(doc_id, doc.get("title", ""), doc.get("url", ""), a.alert, a.severity,
-                                        a.summary, evidence))
+        _, proposed = page_action(a.alert, a.labels, a.annotations or {})  # a spike's reported pages too
+        pages = [str(a.labels.get(key) or "") for key in ("doc_id", "other_doc")] + list(proposed)
+        for doc_id in dict.fromkeys(p for p in pages if p):
+            doc = documents.get(doc_id, {})
+            add(doc_id, PageFinding(doc_id, doc.get("title", ""), doc.get("url", ""), a.alert, a.severity,
+                                    a.summary, evidence, a.fingerprint))
     for doc_id, doc in documents.items():
         others = [o for o in doc.get("near_duplicate_of") or [] if o in documents]
         if others:

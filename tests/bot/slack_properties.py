@@ -46,7 +46,7 @@ from bot.blocks import (
     VOTE_UP_ACTION,
     to_mrkdwn,
 )
-from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION
+from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
 from bot.server import EVENTS_PATH, create_web_app
 from bot.slack_socket import GatedSocketModeHandler
 from feedback import FeedbackStore
@@ -177,7 +177,7 @@ def check_blocks(blocks: list[dict]) -> None:
 # --- the live app --------------------------------------------------------------------------------------------
 
 ACTION_IDS = [FEEDBACK_ACTION, VOTE_UP_ACTION, VOTE_DOWN_ACTION, REPORT_WRONG_ACTION, ALERT_ACK_ACTION,
-              ALERT_SILENCE_ACTION, "minerva_retired"]
+              ALERT_SILENCE_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, "minerva_retired"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),

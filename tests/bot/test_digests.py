@@ -304,9 +304,9 @@ class RunningApp:
         await self.server.close()
         self.store.close()
 
-    async def click(self, action_id: str, value: str, message: dict) -> int:
+    async def click(self, action_id: str, value: str, message: dict, user: str = "U42") -> int:
         payload = {
-            "type": "block_actions", "user": {"id": "U42", "username": "ops", "team_id": "T1"}, "api_app_id": "A1",
+            "type": "block_actions", "user": {"id": user, "username": "ops", "team_id": "T1"}, "api_app_id": "A1",
             "token": "legacy", "trigger_id": "1.2.3", "team": {"id": "T1", "domain": "minerva-test"},
             "container": {"type": "message", "message_ts": message["ts"], "channel_id": message["channel"], "is_ephemeral": False},
             "channel": {"id": message["channel"], "name": "ops"},
@@ -355,6 +355,55 @@ async def test_ack_and_silence_buttons_of_an_old_digest_work_after_a_restart(
             assert alerts.due_notices(second.store, config, route="daily", now=datetime.now(timezone.utc)) == []
         finally:
             await second.stop()
+
+
+async def test_only_an_owner_or_an_admin_takes_a_page_out_of_search_from_its_alert(
+        tmp_path: Path, config: AlertsConfig, sample_settings, fake_slack) -> None:
+    """Issue 26: a bad-document alert proposes a quarantine; a stranger's click changes nothing, the page owner's
+    takes it out (announced), and an admin (a member of the user group in slack.admins) puts it back."""
+    import dataclasses
+
+    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, alert_messages
+    from jobs import killswitch
+
+    page = "api:page-00.md"
+    sources = [dataclasses.replace(s, owner="U0APIOWNER") if s.name == "api" else s for s in sample_settings.sources]
+    settings = dataclasses.replace(sample_settings, sources=sources,
+                                   slack=dataclasses.replace(sample_settings.slack, admins=["S0ADMINS"]))
+    fake_slack.usergroups["S0ADMINS"] = ["U77"]
+    path = tmp_path / "minerva.sqlite"
+    async with AsyncExitStack() as stack:
+        app = await RunningApp(stack, path, settings, fake_slack).start()
+        try:
+            fire(app.store, config, "bad_documents", bad_docs(1))
+            delivery = await send_digest(app.store, config, notifier_for(fake_slack), kind="daily", now=NOW)
+            digest = {**fake_slack.calls_to("chat.postMessage")[0]["body"], "ts": delivery.ts}
+            (take,) = [e for b in digest["blocks"] if b["type"] == "actions" for e in b["elements"]
+                       if e["action_id"] == ALERT_QUARANTINE_ACTION]
+
+            assert await app.click(ALERT_QUARANTINE_ACTION, take["value"], digest, user="U42") == 200
+            (refused,) = await fake_slack.wait_for("chat.postEphemeral")
+            assert "Only the page's owner or an admin" in refused["body"]["text"]
+            assert killswitch.quarantined_documents(app.store) == set()
+
+            assert await app.click(ALERT_QUARANTINE_ACTION, take["value"], digest, user="U0APIOWNER") == 200
+            confirms = await fake_slack.wait_for("chat.postEphemeral", count=2)
+            assert confirms[1]["body"]["text"].startswith(f"Took `{page}` out of search")
+            assert killswitch.quarantined_documents(app.store) == {page}
+            (notice,) = [n for n in alerts.due_notices(app.store, config, route="now", now=datetime.now(timezone.utc))
+                         if n.alert.alert == "kill_switch_engaged"]
+            assert notice.alert.labels == {"doc_id": page} and notice.alert.annotations["by"] == "U0APIOWNER"
+            (_, announcement), = alert_messages([notice])
+            (back,) = [e for b in announcement.blocks if b["type"] == "actions" for e in b["elements"]
+                       if e["action_id"] == ALERT_RELEASE_ACTION]
+
+            message = {**digest, "blocks": announcement.blocks, "text": announcement.text}
+            assert await app.click(ALERT_RELEASE_ACTION, back["value"], message, user="U77") == 200
+            confirms = await fake_slack.wait_for("chat.postEphemeral", count=3)
+            assert confirms[2]["body"]["text"] == f"Put `{page}` back in search."
+            assert killswitch.quarantined_documents(app.store) == set()
+        finally:
+            await app.stop()
 
 
 # --- report, dashboard, App Home ------------------------------------------------------------------------

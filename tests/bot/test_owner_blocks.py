@@ -24,3 +24,19 @@ def test_evidence_reads_as_words_not_json():
     assert "answer ids: a-17; a-21" in text and "sample questions: How do I take leave?" in text
     assert "doc a: doc id hr:leave.md, date 2026-01-02" in text and "score: 0.123" in text
     assert "owner" not in text.split("evidence:")[1] and "{" not in text and '"' not in text
+
+
+def test_a_page_proposed_for_quarantine_gets_its_own_take_out_button():
+    """Issue 26: the owner decides. A spike on two pages tells each page's owner about their page, with a button
+    that takes only that page out (Slack asks to confirm); other findings get no button."""
+    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, parse_page_value
+
+    spike = PageFinding("ops:a.md", "A", "", "wrong_answer_spike", "critical", "5 reports in 24 h", {}, "0123abcd")
+    stale = PageFinding("ops:b.md", "B", "", "stale_document", "warning", "not updated for 400 days", {}, "4567ef01")
+    message = owner_message(OwnerReport("U999", [spike, stale]))
+
+    (actions,) = [b for b in message.blocks if b["type"] == "actions"]
+    (button,) = actions["elements"]
+    assert button["action_id"] == ALERT_QUARANTINE_ACTION and "confirm" in button
+    assert parse_page_value(button["value"]) == ("0123abcd", "ops:a.md")
+    assert "take it out of search with the button below" in message.text
