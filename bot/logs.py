@@ -8,8 +8,10 @@ using structlog-based formatters within logging" recipe).
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from datetime import datetime, timezone
 
 import click
 import structlog
@@ -53,9 +55,12 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
 
 
 def say(text: str, event: str, **fields) -> None:
-    """Tell the operator ``text`` on stderr: as is in a terminal, as the log event ``event`` (with ``message``
-    and ``fields``) when lines are JSON, so that a log collector never meets a line it cannot parse."""
-    if _json_lines[0]:
-        structlog.get_logger("minerva").info(event, message=text, **fields)
-    else:
+    """Tell the operator ``text`` on stderr whatever the log level (the server's start lines): as is in a terminal,
+    as a JSON line with ``event``, ``message`` and ``fields`` when lines are JSON, so that a log collector never
+    meets a line it cannot parse."""
+    if not _json_lines[0]:
         click.echo(text, err=True)
+        return
+    stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    entry = {"event": event, "message": text, **fields, "level": "info", "timestamp": stamp}
+    click.echo(json.dumps(entry, ensure_ascii=False, default=str), err=True)

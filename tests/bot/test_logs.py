@@ -52,3 +52,11 @@ def test_a_terminal_gets_readable_lines(capfd):
     lines = _lines(capfd)
     assert "Scheduler started" in lines[0] and not lines[0].startswith("{")
     assert lines[1] == "Minerva serving (Socket Mode); Ctrl-C to stop"
+
+
+def test_the_start_lines_are_printed_whatever_the_level(capfd):
+    configure_logging("WARNING", "json")  # replicas and `serve` run at WARNING by default
+    structlog.get_logger().info("not shown")
+    say("Minerva serving (Socket Mode); Ctrl-C to stop", "serve.listening", mode="Socket Mode")
+    (line,) = _lines(capfd)
+    assert json.loads(line)["message"].startswith("Minerva serving") and json.loads(line)["mode"] == "Socket Mode"
