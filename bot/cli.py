@@ -29,16 +29,21 @@ class Context:
         self.settings = settings
         self.home = home
         self.config_error: ConfigError | None = None  # set (and settings None) only for `minerva doctor`
+        self.warn_foreign_index = False  # say so when the index read belongs to another config
         self._kb = None
         self._store = None
 
     @property
     def kb(self):
-        """The `knowledge.KnowledgeBase` (imported lazily: it pulls in torch)."""
+        """The `knowledge.KnowledgeBase` (imported lazily: it pulls in torch). The first use warns on stderr when
+        the home's index was synced by a config that shares no source with this one (``--help`` never gets here)."""
         if self._kb is None:
             from jobs.killswitch import disabled_collections, quarantined_documents
             from knowledge import KnowledgeBase
+            from knowledge.index import config_mismatch
 
+            if self.warn_foreign_index and (warning := config_mismatch(self.home, self.settings)):
+                click.echo(f"warning: {warning}", err=True)
             self._kb = KnowledgeBase(self.settings, self.home,
                                      disabled_collections=lambda: disabled_collections(self.store),
                                      quarantined_documents=lambda: quarantined_documents(self.store))
@@ -107,12 +112,7 @@ def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level
         ctx.obj.config_error = exc
         return
     ctx.obj = Context(settings, Path(home))
-    asks_help = any(arg in ("--help", "-h") for arg in ctx.args)  # help needs no index
-    if ctx.invoked_subcommand not in ("ingest", "doctor", "init") and not asks_help:  # ingest stops on it, doctor reports it
-        from knowledge.index import config_mismatch
-
-        if warning := config_mismatch(Path(home), settings):
-            click.echo(f"warning: {warning}", err=True)
+    ctx.obj.warn_foreign_index = ctx.invoked_subcommand not in ("ingest", "doctor", "init")  # ingest stops, doctor reports
 
 
 @cli.command()
@@ -247,6 +247,7 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
     Without QUESTION, reads one question per line from standard input and answers each in this process:
     one output per input line (a blank line gets an error line, so outputs stay paired with inputs).
     """
+    from bot.records import record_answer
     from bot.render_text import render_answer_text
     from knowledge import KnowledgeError, QuestionInvalid
 
@@ -269,14 +270,7 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
             _fail_json(exc, q) if as_json else _fail(exc)
         if obj.settings.generator is not None:
             answer = _generate(obj.settings.generator, answer)
-        obj.store.record_answer(
-            answer_id=answer.answer_id, question=answer.question, channel=None, thread_ts=None, user_id=None,
-            retrieved=answer.retrieved, cited_doc_ids=[c.doc_id for c in answer.citations], refused=answer.refused,
-            top_score=answer.top_score, latency_ms=answer.latency_ms, language=answer.language,
-            low_confidence=answer.low_confidence, source="cli",
-            visibility=sorted({c.visibility for c in answer.citations}),
-            hallucination_flag=answer.hallucination_flag, generated=answer.generated,
-        )
+        record_answer(obj.store, answer, source="cli")
         click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json else render_answer_text(answer))
     if not asked:
         raise click.UsageError("no question: standard input was empty")
