@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import answer_blocks, escape, fallback_text
+from bot.records import record_answer
 from bot.slack_text import has_words, normalise_question
 from config import Settings
 from feedback import FeedbackStore
@@ -219,14 +220,7 @@ class Responder:
             return []
 
     def _record(self, answer: Answer, channel, thread_ts, user) -> None:
-        self.store.record_answer(
-            answer_id=answer.answer_id, question=answer.question, channel=channel, thread_ts=thread_ts,
-            user_id=user, retrieved=answer.retrieved, cited_doc_ids=[c.doc_id for c in answer.citations],
-            refused=answer.refused, top_score=answer.top_score, latency_ms=answer.latency_ms,
-            language=answer.language, low_confidence=answer.low_confidence, source="slack",
-            visibility=sorted({c.visibility for c in answer.citations}),
-            hallucination_flag=answer.hallucination_flag, generated=answer.generated, follow_up_of=answer.follow_up_of,
-        )
+        record_answer(self.store, answer, source="slack", channel=channel, thread_ts=thread_ts, user=user)
 
 
 def _percent(value: float | None) -> str:

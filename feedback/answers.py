@@ -99,11 +99,13 @@ def build_answer_row(
     }
 
 
-def insert_answer(conn: Connection, row: dict[str, Any]) -> None:
+def insert_answer(conn: Connection, row: dict[str, Any], answered_from: list[str] | None = None) -> None:
     """Inserts an answer row, its citation rows (rank 1, 2, ... in citation order) and its passage rows
     (``answer_passages``, rank 0 = best retrieved).
 
-    A doc id cited twice gets one citation row, at its first rank.
+    A doc id cited twice gets one citation row, at its first rank. ``answered_from``: the cited pages the
+    direct answer came from, whose citations are marked ``answering`` (the answer's votes judge them, issue 26);
+    None: every cited page (an answer without a direct answer of its own, or a caller that does not know).
 
     Raises:
         DuplicateAnswer: an answer with ``row["answer_id"]`` already exists.
@@ -118,7 +120,9 @@ def insert_answer(conn: Connection, row: dict[str, Any]) -> None:
     cited = list(dict.fromkeys(json.loads(row["cited_doc_ids"])))  # order-preserving dedupe
     if cited:
         conn.execute(schema.citations.insert(), [
-            {"answer_id": answer_id, "doc_id": doc_id, "rank": rank} for rank, doc_id in enumerate(cited, start=1)
+            {"answer_id": answer_id, "doc_id": doc_id, "rank": rank,
+             "answering": int(answered_from is None or doc_id in answered_from)}
+            for rank, doc_id in enumerate(cited, start=1)
         ])
     passages = json.loads(row["retrieved"])
     if passages:

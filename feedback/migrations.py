@@ -376,6 +376,12 @@ def _undelivered_replies(db: sqlite_utils.Database) -> None:
         db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
 
 
+def _citation_credit(db: sqlite_utils.Database) -> None:
+    """Issue 26 item 4: a vote judges the page the direct answer came from (``citations.answering`` = 1), not
+    the pages cited beside it (0). Citations stored before this knew no better and keep 1."""
+    db.execute("ALTER TABLE citations ADD COLUMN answering INTEGER NOT NULL DEFAULT 1")
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only. A new store (SQLite or
 #: PostgreSQL) is created from `feedback.schema` at the newest version instead (`create_current`).
 MIGRATIONS: list[Migration] = [
@@ -388,6 +394,7 @@ MIGRATIONS: list[Migration] = [
     _hallucination_index,
     _quarantine_leases_and_portable_passages,
     _undelivered_replies,
+    _citation_credit,
 ]
 
 

@@ -78,6 +78,8 @@ citations = Table(
     Column("answer_id", Text, _answer_ref(), nullable=False),
     Column("doc_id", Text, nullable=False),
     Column("rank", Integer, nullable=False),           # 1 = first citation shown
+    # 1: the direct answer came from it, so the answer's votes and reports judge it; 0: cited beside (issue 26)
+    Column("answering", Integer, nullable=False, server_default="1"),
     PrimaryKeyConstraint("answer_id", "doc_id"),
     Index("idx_citations_doc_id", "doc_id"),
 )

@@ -188,6 +188,7 @@ class FeedbackStore:
         hallucination_flag: bool = False,
         generated: bool = False,
         follow_up_of: str | None = None,
+        answered_from: list[str] | None = None,
     ) -> None:
         """Stores one answer (or refusal) and one `citations` row per cited document, atomically.
 
@@ -213,6 +214,8 @@ class FeedbackStore:
                 support (removed by the grounding check); the accuracy signal counts it per cited document.
             generated: True when the shown direct answer was written by the generator.
             follow_up_of: answer id of the earlier answer in the same thread this question followed up on.
+            answered_from: the cited doc ids the direct answer came from: the answer's votes and reports judge
+                them, not the pages cited beside them (issue 26 item 4); None = every cited page.
 
         Raises:
             InvalidRecord: a field fails validation (see `feedback.answers.build_answer_row`).
@@ -227,7 +230,7 @@ class FeedbackStore:
             hallucination_flag=hallucination_flag, generated=generated, follow_up_of=follow_up_of,
         )
         with self.transaction() as conn:
-            insert_answer(conn, row)
+            insert_answer(conn, row, answered_from)
 
     def thread_answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         """The answers the bot posted in one Slack thread, oldest first; [] for a thread it never answered.

@@ -133,19 +133,26 @@ def answer_quality(conn: Connection, since: str, until: str, weights: FusedWeigh
 def document_quality(conn: Connection, since: str, until: str, weights: FusedWeights) -> dict[str, dict[str, Any]]:
     """Quality of the answers that cited each document, over answers created in ``[since, until)``.
 
+    A vote or report judges the pages the direct answer came from (``citations.answering``), not the pages
+    cited beside them (issue 26 item 4: a 👎 aimed at an old copy cited beside the current page kept the
+    current page flagged for 90 days).
+
     Returns:
-        doc_id → {"citations": answers citing it, "up", "down": votes on those answers, "flags": wrong-answer
-        reports on them, "reported": answers citing it with at least one report, "fused": mean fused quality
-        (float in [0, 1])}. Documents never cited in the window are absent.
+        doc_id → {"citations": answers citing it, "answered": of those, answers whose direct answer came from
+        it, "up", "down": votes on those answers, "flags": wrong-answer reports on them, "reported": of them,
+        answers with at least one report, "fused": their mean fused quality (float in [0, 1], None when it
+        answered none)}. Documents never cited in the window are absent.
     """
     found = rows(conn, _quality_cte(conn) + """
-        SELECT c.doc_id AS doc_id, COUNT(*) AS citations, SUM(q.up) AS up, SUM(q.down) AS down,
-               SUM(q.flags) AS flags, SUM(CASE WHEN q.flags > 0 THEN 1 ELSE 0 END) AS reported,
-               AVG(q.fused) AS fused
+        SELECT c.doc_id AS doc_id, COUNT(*) AS citations, SUM(c.answering) AS answered,
+               SUM(c.answering * q.up) AS up, SUM(c.answering * q.down) AS down,
+               SUM(c.answering * q.flags) AS flags,
+               SUM(CASE WHEN c.answering = 1 AND q.flags > 0 THEN 1 ELSE 0 END) AS reported,
+               AVG(CASE WHEN c.answering = 1 THEN q.fused END) AS fused
         FROM citations c JOIN q ON q.answer_id = c.answer_id
         GROUP BY c.doc_id
     """, since=since, until=until, **weights.params())
-    return {r.pop("doc_id"): _ints(r, "citations", "up", "down", "flags", "reported") for r in found}
+    return {r.pop("doc_id"): _ints(r, "citations", "answered", "up", "down", "flags", "reported") for r in found}
 
 
 def quality_summary(conn: Connection, since: str, until: str, weights: FusedWeights) -> dict[str, Any]:
@@ -291,10 +298,12 @@ def document_votes(conn: Connection, since: str) -> list[dict[str, Any]]:
 
 
 def cited_documents(conn: Connection, answer_ids: Sequence[str]) -> list[dict[str, str]]:
-    """The citations of the given answers: [{"answer_id", "doc_id"}] (any number of ids; queried in chunks)."""
+    """The pages the given answers' direct answers came from (``citations.answering``, issue 26 item 4):
+    [{"answer_id", "doc_id"}] (any number of ids; queried in chunks)."""
     found: list[dict[str, str]] = []
     for part in chunks(answer_ids):
-        found += rows(conn, "SELECT answer_id, doc_id FROM citations WHERE answer_id IN :ids", ids=part)
+        found += rows(conn, "SELECT answer_id, doc_id FROM citations WHERE answer_id IN :ids AND answering = 1",
+                      ids=part)
     return found
 
 
@@ -355,7 +364,7 @@ def reported_answers(conn: Connection, since: str, until: str, collection: str) 
 
 
 def document_evidence(conn: Connection, doc_id: str, since: str, until: str, limit: int) -> list[dict[str, Any]]:
-    """Answers citing ``doc_id`` in ``[since, until)`` that got a 👎 or a report: [{"answer_id", "question",
+    """Answers whose direct answer came from ``doc_id`` in ``[since, until)`` that got a 👎 or a report: [{"answer_id", "question",
     "created_at", "down", "reports"}], most reported first, then newest; at most ``limit``."""
     return rows(conn, """
         SELECT * FROM (
@@ -363,18 +372,19 @@ def document_evidence(conn: Connection, doc_id: str, since: str, until: str, lim
                    (SELECT COUNT(*) FROM votes v WHERE v.answer_id = a.answer_id AND v.value = 'down') AS down,
                    (SELECT COUNT(*) FROM flags f WHERE f.answer_id = a.answer_id) AS reports
             FROM citations c JOIN answers a ON a.answer_id = c.answer_id
-            WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
+            WHERE c.doc_id = :doc AND c.answering = 1 AND a.created_at >= :since AND a.created_at < :until
         ) AS judged WHERE down > 0 OR reports > 0
         ORDER BY reports DESC, created_at DESC LIMIT :limit
     """, doc=doc_id, since=since, until=until, limit=int(limit))
 
 
 def document_down_reasons(conn: Connection, doc_id: str, since: str, until: str) -> dict[str, int]:
-    """👎 reasons given on answers citing ``doc_id`` in ``[since, until)``: {reason: count}, most given first."""
+    """👎 reasons given on answers whose direct answer came from ``doc_id`` in ``[since, until)``: {reason:
+    count}, most given first."""
     found = rows(conn, """
         SELECT v.reason AS reason, COUNT(*) AS n
         FROM citations c JOIN answers a ON a.answer_id = c.answer_id JOIN votes v ON v.answer_id = a.answer_id
-        WHERE c.doc_id = :doc AND a.created_at >= :since AND a.created_at < :until
+        WHERE c.doc_id = :doc AND c.answering = 1 AND a.created_at >= :since AND a.created_at < :until
           AND v.value = 'down' AND v.reason IS NOT NULL
         GROUP BY v.reason ORDER BY n DESC, reason
     """, doc=doc_id, since=since, until=until)

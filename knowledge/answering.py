@@ -279,7 +279,7 @@ def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
 def _refusal(answer: Answer, text: str) -> Answer:
     """``answer`` as a refusal saying ``text``: nothing quoted or cited (``retrieved`` and ``top_score`` kept)."""
     return replace(answer, refused=True, text=text, passages=[], citation_numbers=[], quotes=[], citations=[],
-                   low_confidence=False, direct_answer="", warnings=[])
+                   low_confidence=False, direct_answer="", warnings=[], answered_from=[])
 
 
 def _strength(p: Passage, cfg: AnswerConfig) -> float:
@@ -337,6 +337,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     else:  # one source's units together, in the order the sources are cited
         direct.sort(key=lambda c: numbers[passages[c.passage].doc_id])
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
+    answer.answered_from = sorted({passages[c.passage].doc_id for c in direct}, key=numbers.get)
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])

@@ -164,6 +164,7 @@ async def improve_answer(answer: Answer, question: str, cfg: GeneratorConfig | N
         answer.hallucination_flag = True
     if result.text:
         answer.direct_answer = result.text
+        answer.answered_from = []  # written from every quoted passage: its votes judge every cited page
         answer.generated = True
         answer.text = plain_text(answer)
     log.info("generator.answer", answer_id=answer.answer_id, model=cfg.model, sentences=len(result.checks),

@@ -136,6 +136,8 @@ class Answer:
             different values for the same thing (seed 004 §13.6).
         hallucination_flag: True when a generated answer had a sentence its cited passage does not support
             (removed or marked by the grounding check; DESIGN.md's hallucination flag).
+        answered_from: the cited doc ids the direct answer's units came from, in citation order (the pages
+            its votes judge, issue 26); empty for a refusal.
         generated: True when ``direct_answer`` was written by the configured generator, not extracted.
         follow_up_of: answer id of the earlier answer in the same Slack thread this question follows up on.
         confidence: the fitted reader's probability that the direct answer holds the fact asked, in [0, 1]
@@ -171,6 +173,7 @@ class Answer:
     low_confidence_reason: str = ""
     high_confidence: bool = False
     closest: list[dict] = field(default_factory=list)
+    answered_from: list[str] = field(default_factory=list)  # doc ids the direct answer's units came from
 
     @property
     def confidence_label(self) -> str:

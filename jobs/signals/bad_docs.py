@@ -23,8 +23,9 @@ index (archived and deleted documents are not judged, so their alerts resolve; c
   cited, and a review item per document; a person takes a page out of search from the alert's button or the
   CLI, reports alone never do (issue 26, `jobs.page_actions`).
 
-Only what users said when the document was cited counts; how often it is cited is never a reason on its
-own (seed 004 §13.7).
+Only what users said when the document answered counts: a vote or report judges the pages the direct answer
+came from, not those cited beside them (issue 26 item 4; ``citations.answering``, `feedback.windows`), and the
+finding says so when the two differ. How often a page is cited is never a reason on its own (seed 004 §13.7).
 """
 
 from __future__ import annotations
@@ -131,14 +132,15 @@ def _judged(doc_id: str, docs: dict[str, dict]) -> bool:
 def _row(doc_id: str, agg: dict, doc: dict, level: float, bd) -> dict[str, Any]:
     votes = agg["up"] + agg["down"]
     reported = agg.get("reported") or 0
-    verdict = decide(agg["up"], agg["down"], agg["citations"], reported, bd)
+    answered = agg.get("answered", agg["citations"])  # the answers whose votes judge it (`windows.document_quality`)
+    verdict = decide(agg["up"], agg["down"], answered, reported, bd)
     return {
         "doc_id": doc_id, "title": doc.get("title", doc_id), "url": doc.get("url", ""), "owner": doc.get("owner", ""),
-        "citations": agg["citations"], "up": agg["up"], "down": agg["down"],
+        "citations": agg["citations"], "answered": answered, "up": agg["up"], "down": agg["down"],
         "thumbs_up_rate": round(agg["up"] / votes, 4) if votes else None,
         "thumbs_up_ci": [round(x, 4) for x in wilson_interval(agg["up"], votes, level)] if votes else None,
         "p_low": round(verdict["p_low"], 4), "flags": agg["flags"], "reported": reported,
-        "report_rate": round(reported / agg["citations"], 4) if agg["citations"] else None,
+        "report_rate": round(reported / answered, 4) if answered else None,
         "p_reported": round(verdict["p_reported"], 4),
         "fused": round(agg["fused"], 4) if agg["fused"] is not None else None,
         "reasons": verdict["reasons"], "verdict": verdict["verdict"], "only_source_topics": [],
@@ -259,21 +261,24 @@ def _bad_finding(row: dict, bd) -> Finding:
         whys.append(f"{row['up']} 👍 of {n_votes} votes: P(👍 rate < {bd.max_thumbs_up_rate:.0%}) = "
                     f"{row['p_low']:.0%} ≥ {bd.alert_probability:.0%}")
     if "report_rate" in row["reasons"]:
-        whys.append(f"{row['reported']} of {row['citations']} answers reported wrong: P(report rate > "
+        whys.append(f"{row['reported']} of {row['answered']} answers reported wrong: P(report rate > "
                     f"{bd.max_report_rate:.0%}) = {row['p_reported']:.0%}")
     if "thumbs_up_rate" in row["reasons"]:
         value, threshold, n = row["thumbs_up_rate"], bd.max_thumbs_up_rate, n_votes
     else:
-        value, threshold, n = row["report_rate"], bd.max_report_rate, row["citations"]
+        value, threshold, n = row["report_rate"], bd.max_report_rate, row["answered"]
     evidence = row.get("evidence", {})
     summary = f"{row['title']}: cited {row['citations']} times; {'; '.join(whys)}"
+    if row["citations"] > row["answered"]:  # the rule, said where it changed the figures
+        summary += (f" (votes counted on the {row['answered']} answers it led; the {row['citations'] - row['answered']}"
+                    " where it was only cited beside another page's answer do not judge it)")
     if _evidence_text(evidence):
         summary += f" — {_evidence_text(evidence)}"
     return Finding(
         alert="bad_document", severity="warning", labels={"doc_id": row["doc_id"]},
         value=float(value), threshold=float(threshold), n=int(n), link=row["url"],
         summary=summary,
-        annotations={**{k: row[k] for k in ("citations", "up", "down", "thumbs_up_ci", "p_low", "flags", "reported",
+        annotations={**{k: row[k] for k in ("citations", "answered", "up", "down", "thumbs_up_ci", "p_low", "flags", "reported",
                                             "report_rate", "p_reported", "fused", "reasons", "only_source_topics",
                                             "owner")},
                      "evidence": evidence},
@@ -330,7 +335,7 @@ def _spike_candidates(spike: dict, docs: dict[str, dict], bd) -> list[Candidate]
     return out
 
 
-_DETAIL_KEYS = ("title", "url", "owner", "citations", "up", "down", "thumbs_up_rate", "thumbs_up_ci", "p_low",
+_DETAIL_KEYS = ("title", "url", "owner", "citations", "answered", "up", "down", "thumbs_up_rate", "thumbs_up_ci", "p_low",
                 "flags", "reported", "report_rate", "p_reported", "fused", "reasons", "only_source_topics", "evidence")
 
 

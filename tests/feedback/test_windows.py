@@ -106,3 +106,30 @@ def test_both_ways_of_counting_votes_give_the_same_quality(store) -> None:
             for r in probed] == \
            [{k: (round(v, 9) if isinstance(v, float) else int(v) if k != "answer_id" else v) for k, v in r.items()}
             for r in grouped]
+
+
+def test_a_vote_judges_the_page_the_direct_answer_came_from_not_the_pages_cited_beside_it(store) -> None:
+    """Issue 26 item 4: 👎 on answers led by an old copy, cited beside the current page, judge the old copy only;
+    the current page keeps its citations but none of those votes, evidence or 👎 reasons."""
+    old, current = "hb:2021/tock.md", "hb:2025/tock.md"
+    for k in range(4):
+        store.record_answer(
+            answer_id=f"led{k}", question="how do I log time?", channel="C1", thread_ts=None, user_id="U1",
+            retrieved=[{"chunk_id": f"{d}#0", "doc_id": d, "score": 0.8} for d in (old, current)],
+            cited_doc_ids=[old, current], refused=False, top_score=0.8, latency_ms=10.0,
+            created_at=NOW - timedelta(days=2), answered_from=[old])
+        store.record_vote(f"led{k}", f"V{k}", "down", voted_at=NOW - timedelta(days=2))
+        store.record_vote_reason(f"led{k}", f"V{k}", "outdated", at=NOW - timedelta(days=2))
+    answer(store, "plain", at=NOW - timedelta(days=1), cited=(current,))  # no answered_from: every cited page
+    store.record_vote("plain", "V9", "up", voted_at=NOW - timedelta(days=1))
+    since, until = utc_iso(NOW - timedelta(days=30)), utc_iso(NOW)
+    with store.snapshot() as conn:
+        quality = windows.document_quality(conn, since, until, weights=windows.FusedWeights(1.0, 1.0, 1.0))
+        evidence = windows.document_evidence(conn, current, since, until, 10)
+        reasons = windows.document_down_reasons(conn, current, since, until)
+        led = windows.cited_documents(conn, ["led0"])
+    assert {k: quality[old][k] for k in ("citations", "answered", "up", "down")} == {
+        "citations": 4, "answered": 4, "up": 0, "down": 4}
+    assert {k: quality[current][k] for k in ("citations", "answered", "up", "down")} == {
+        "citations": 5, "answered": 1, "up": 1, "down": 0}
+    assert evidence == [] and reasons == {} and led == [{"answer_id": "led0", "doc_id": old}]

@@ -69,6 +69,7 @@ def add_answer(
     flags: int = 0,
     language: str = "en",
     retrieved: list[dict] | None = None,
+    answered_from: list[str] | None = None,
 ) -> str:
     """Records one answer (and its votes and flags); returns its id.
 
@@ -77,6 +78,7 @@ def add_answer(
         votes: "up"/"down" values, one voter each.
         flags: wrong-answer reports, one reporter each.
         retrieved: passages; default: one chunk per cited doc at ``top_score`` (0.8), plus two weak ones.
+        answered_from: the cited docs the direct answer came from (None: all of them).
     """
     answer_id = f"t{next(_ids):07d}"
     refused = not cited if refused is None else refused
@@ -88,7 +90,7 @@ def add_answer(
     store.record_answer(
         answer_id=answer_id, question=question, channel="C1", thread_ts=None, user_id="U1", retrieved=retrieved,
         cited_doc_ids=list(cited), refused=refused, top_score=top, latency_ms=100.0, language=language,
-        created_at=created_at or datetime.now(timezone.utc) - timedelta(hours=1),
+        created_at=created_at or datetime.now(timezone.utc) - timedelta(hours=1), answered_from=answered_from,
     )
     moment = created_at or datetime.now(timezone.utc) - timedelta(hours=1)
     for i, value in enumerate(votes):

@@ -42,6 +42,22 @@ def test_a_page_most_answers_thumb_down_is_a_bad_document_and_enters_the_review_
     assert status["worst"][0]["doc_id"] == BAD and status["evaluated"] == 2
 
 
+def test_votes_on_answers_led_by_one_page_judge_that_page_not_the_one_cited_beside_it(ctx) -> None:  # noqa: F811
+    """Issue 26 item 4: 40 👎 on answers whose direct answer came from BAD, with GOOD cited beside it, flag BAD
+    alone; the finding says how many answers it led and that the others do not judge it."""
+    for i in range(40):
+        add_answer(ctx.store, question="node disk is full, what do I do?", cited=(BAD, GOOD), answered_from=[BAD],
+                   votes=("down" if i % 7 else "up",))
+    add_answer(ctx.store, question="disk full?", cited=(GOOD, BAD), answered_from=[GOOD], votes=("up",))
+    findings = bad_docs.run(ctx)
+    (finding,) = by_alert(findings, "bad_document")
+    assert finding.labels == {"doc_id": BAD} and finding.n == 40
+    assert (finding.annotations["citations"], finding.annotations["answered"]) == (41, 40)
+    assert "votes counted on the 40 answers it led; the 1 where it was only cited beside" in finding.summary
+    rows = {r["doc_id"]: r for r in bad_docs.summarize(ctx)["worst"]}
+    assert rows.get(GOOD, {"up": 1, "down": 0})["down"] == 0
+
+
 def test_tiny_vote_counts_never_alert_but_enter_the_queue_as_watch(ctx) -> None:  # noqa: F811
     for i in range(25):  # cited often enough, but only 3 people voted (all 👎)
         add_answer(ctx.store, cited=(BAD,), votes=("down",) if i < 3 else ())

@@ -757,3 +757,27 @@ def test_a_refusal_names_what_it_searched(sample_kb):
     assert f"I searched {', '.join(collections)}: {len(live):,} pages." in answer.text
     korean = sample_kb.ask("2025년 해커톤 우승 팀은 누구인가요?")
     assert korean.refused and f"검색한 범위: {', '.join(collections)} ({len(live):,}개 문서)." in korean.text
+
+
+def test_an_answer_names_the_pages_its_direct_answer_came_from(sample_kb, tmp_path):
+    """Issue 26 item 4: the store learns which cited pages the direct answer came from (their citations are
+    ``answering``), so a vote on the reply judges them and not every page cited beside them."""
+    import dataclasses
+
+    from bot.records import record_answer
+    from feedback import FeedbackStore
+
+    answer = sample_kb.ask("How much does the Team plan cost per user?")
+    cited = [c.doc_id for c in answer.citations]
+    assert answer.answered_from and set(answer.answered_from) <= set(cited)
+    assert answer.answered_from[0] == cited[0]  # the reply leads with it
+    beside = dataclasses.replace(answer.citations[0], number=len(cited) + 1, doc_id="plans:sla.md")
+    answer = dataclasses.replace(answer, citations=[*answer.citations, beside])  # a page cited beside it
+    cited.append("plans:sla.md")
+    with FeedbackStore.open(tmp_path / "minerva.sqlite") as store:
+        record_answer(store, answer, source="cli")
+        with store.snapshot() as conn:
+            flags = dict(conn.exec_driver_sql("SELECT doc_id, answering FROM citations").fetchall())
+    assert {d for d, on in flags.items() if on} == set(answer.answered_from)
+    assert set(flags) == set(cited) and flags["plans:sla.md"] == 0
+    assert sample_kb.ask("how do I bake a lasagna?").answered_from == []
