@@ -23,6 +23,7 @@ from feedback._time import utc_iso
 from feedback.retention import FORGOTTEN, REMOVED
 from jobs import alerts, killswitch, runs, silences
 from jobs.retention import apply, forget
+from jobs.page_actions import take_out
 from jobs.signals import bad_docs, coverage
 from tests.jobs.monitoring_helpers import make_ctx
 
@@ -444,7 +445,7 @@ def traffic_through_the_jobs(store, home, settings, kb, *, operator: bool = True
     (with a reason) and reports; one reply of theirs could not be posted. The real jobs then run: coverage
     (labels the answers, so topics are named after questions; a ``coverage_gap`` alert with ``by_user`` and
     samples; a review item), bad documents (a ``bad_document`` alert quoting their questions; a
-    ``wrong_answer_spike`` that quarantines the page through the kill switch, its evidence quoting them).
+    ``wrong_answer_spike``, its evidence quoting them, whose page an admin then takes out of search).
     With ``operator``, FORGET also acks and silences an alert (its comment quotes a question), disables a
     collection and quarantines a page (its reason quotes an alert summary), and a job fails on one of their
     questions.
@@ -478,6 +479,10 @@ def traffic_through_the_jobs(store, home, settings, kb, *, operator: bool = True
     with_kb = make_ctx(store, home, settings, kb, now=NOW)
     alerts.evaluate(store, config, "coverage", coverage.run(with_kb), now=NOW)
     alerts.evaluate(store, config, "bad_docs", bad_docs.run(make_ctx(store, home, settings, None, now=NOW)), now=NOW)
+    # an admin takes the spike's pages out from its alert, as the button does (`bot.alert_buttons`)
+    spike = next(a for a in alerts.list_alerts(store, config, now=NOW) if a.alert.alert == "wrong_answer_spike").alert
+    take_out(store, config, list(spike.annotations["documents"]), by="U0ADMIN",
+             reason=f"wrong_answer_spike: taken out of search by U0ADMIN from the alert ({spike.summary[:200]})", now=NOW)
     if not operator:
         return
     bad = alerts.get_alert(store, alerts.fingerprint("bad_document", {"doc_id": BAD}))
@@ -536,8 +541,8 @@ def test_forget_reaches_every_table_and_json_field_the_jobs_filled(store, tmp_pa
                     ("silences", "created_by"), ("silences", "comment"), ("kill_switch", "changed_by"),
                     ("kill_switch", "reason"), ("quarantine", "changed_by"), ("quarantine", "reason"),
                     ("job_runs", "error")}, "the fixture must put the person in every column forget must reach"
-    spike = query(store, "SELECT changed_by FROM quarantine WHERE changed_by = 'alert'")
-    assert spike, "the wrong-answer spike must quarantine a page through the real kill switch"
+    spike = query(store, "SELECT changed_by FROM quarantine WHERE changed_by = 'U0ADMIN'")
+    assert spike, "the wrong-answer spike's page must be taken out through the real kill switch"
 
     dry = store.user_rows(FORGET)                    # `minerva forget --dry-run`: every column it will change
     copies = {"alerts.summary", "alerts.annotations", "review_queue.reason", "review_queue.details",
