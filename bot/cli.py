@@ -218,6 +218,11 @@ def _print_sync_report(report) -> None:
                    f"{len(report.partials)} partial duplicates or updates queued for review")
     if report.archived:
         click.echo(f"  versions: {len(report.archived)} older versions archived (minerva docs --archived)")
+    for chain in report.version_chains[:10]:  # what was taken as versions of one page, to check at a glance
+        click.echo(f"  versions of {chain['collection']}:{chain['family']}: " + " → ".join(chain["versions"])
+                   + f" (searched: {chain['active'] or 'none'})")
+    if len(report.version_chains) > 10:
+        click.echo(f"  … and {len(report.version_chains) - 10} more version chains (minerva docs --archived)")
     if report.dates:  # where last_modified ("updated N days ago") came from, for the pages (re)built now
         names = {"front matter": "front matter", "git": "git history", "mtime": "file mtime"}
         click.echo("  dates: " + ", ".join(f"{n} from {names.get(k, k)}" for k, n in sorted(report.dates.items())))

@@ -64,6 +64,10 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
         if src.version_folders:
             click.echo(f"    versions: folders guessed: subfolders {', '.join(src.version_folders[:4])} look like "
                        "versions or dates; only the newest is searched (delete the line in the config if wrong)")
+        for chain in src.version_chains[:10]:  # sibling version folders deeper down: page by page, newest searched
+            click.echo(f"    versions of one page: {' → '.join(chain)} (only the last is searched)")
+        if len(src.version_chains) > 10:
+            click.echo(f"    … and {len(src.version_chains) - 10} more pages with versions")
     if not found:
         click.echo("  no folders given: add your sources to the config (an example is in it)")
     where = f"--config {config}"

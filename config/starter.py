@@ -17,6 +17,38 @@ VERSION_FOLDER = re.compile(r"^(v?\d+(\.\d+)+|v\d+|(19|20)\d\d([-_.](0[1-9]|1[0-
                             re.I)
 
 
+def version_folder_of(rel_path: str) -> tuple[str, str] | None:
+    """``(family, version)`` when a folder of ``rel_path`` (not its file name) looks like a version or a date:
+    the innermost such folder is the version, the path without it the family (``docs/v2/pricing.md`` →
+    ``("docs/pricing.md", "v2")``); None otherwise. Shared by ``init`` and the sync (`knowledge.versions`)."""
+    parts = rel_path.replace(os.sep, "/").split("/")
+    found = [i for i, part in enumerate(parts[:-1]) if VERSION_FOLDER.match(part)]
+    if not found:
+        return None
+    at = found[-1]
+    return "/".join(parts[:at] + parts[at + 1:]), parts[at]
+
+
+def version_chains_in(folder: Path) -> list[list[str]]:
+    """The pages of ``folder`` that sit in sibling version folders below its top (``docs/v1/pricing.md``,
+    ``docs/v2/pricing.md``), one list of relative paths per page, oldest version first; pages with one version
+    are left out."""
+    families: dict[str, list[tuple[str, str]]] = {}
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(n for n in names if not n.startswith(".")):
+            rel = os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/")
+            found = version_folder_of(rel)
+            if found:
+                families.setdefault(found[0], []).append((found[1], rel))
+    return [[rel for _, rel in sorted(members, key=lambda m: _version_order(m[0]))]
+            for _, members in sorted(families.items()) if len(members) > 1]
+
+
+def _version_order(version: str) -> tuple:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[a-zA-Z]+", version))
+
+
 @dataclass
 class StarterSource:
     """One source ``minerva init`` writes.
@@ -27,6 +59,8 @@ class StarterSource:
         url_base: link prefix, or "" (citations then show the relative path).
         version_folders: the subfolders that made ``versions: folders`` guessed; [] = not guessed.
         files: how many files the folder holds (hidden ones not counted).
+        version_chains: pages found in sibling version folders below the top (`version_chains_in`), when
+            ``versions: folders`` was not guessed.
     """
 
     name: str
@@ -34,6 +68,7 @@ class StarterSource:
     url_base: str = ""
     version_folders: list[str] = field(default_factory=list)
     files: int = 0
+    version_chains: list[list[str]] = field(default_factory=list)
 
 
 def version_subfolders(folder: Path) -> list[str]:
@@ -83,7 +118,8 @@ def starter_sources(folders: list[Path], config_dir: Path, url_bases: dict[str, 
         if path.startswith(".." + os.sep + ".."):
             path = str(folder)
         files = sum(1 for _, _, names in os.walk(folder) for n in names if not n.startswith("."))
-        sources.append(StarterSource(name, path, url, version_subfolders(folder), files))
+        top = version_subfolders(folder)
+        sources.append(StarterSource(name, path, url, top, files, [] if top else version_chains_in(folder)))
     return sources
 
 

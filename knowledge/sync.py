@@ -37,7 +37,7 @@ from knowledge.parsing import own_page_key, parse_document
 from knowledge.sources import SourceFile, list_folder, read_text
 from knowledge.tokenize import TOKENIZER_VERSION
 from knowledge.types import SyncReport
-from knowledge.versions import STAGES, assign_stages, family_of
+from knowledge.versions import STAGES, assign_stages, family_of, version_chains
 
 log = structlog.get_logger(__name__)
 
@@ -133,6 +133,7 @@ def sync(
         _stamp_first_indexed(documents, prev_docs, datetime.now(timezone.utc).isoformat())
         report.unchanged = sum(1 for d in documents if d not in new_chunks)
         report.archived = sorted(d for d, doc in documents.items() if doc["stage"] == "archived")
+        report.version_chains = version_chains(documents)
         stages_changed = any(before[d] != documents[d]["stage"] for d in documents if d not in new_chunks)
         # BM25 is rebuilt from the chunk texts on every new generation: a new tokenizer needs one, no re-embedding
         tokenizer_changed = previous is not None and previous.manifest.get("tokenizer") != TOKENIZER_VERSION

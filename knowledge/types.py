@@ -226,7 +226,8 @@ class SyncReport:
     ``missing`` holds ``(source name, reason)`` for configured sources whose folder is gone: their
     documents are kept, the other sources are synced, and the CLI exits non-zero so cron notices.
     ``dates`` counts where the documents (re)built in this sync took ``last_modified`` from:
-    ``{"front matter": n, "git": n, "mtime": n}``.
+    ``{"front matter": n, "git": n, "mtime": n}``. ``version_chains``: each family of two or more versions found
+    outside snapshot sources (`knowledge.versions.version_chains`: its doc ids oldest first and the active one).
     """
 
     added: list[str] = field(default_factory=list)
@@ -242,6 +243,7 @@ class SyncReport:
     problems: list[dict] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)
     dates: dict[str, int] = field(default_factory=dict)
+    version_chains: list[dict] = field(default_factory=list)
     chunks_total: int = 0
     chunks_embedded: int = 0
     generation: str = ""

@@ -7,7 +7,11 @@ A family is found, in this order (DESIGN.md "Versions", issue 3):
 3. a file name ending in a version: ``plan_v2.md``, ``plan-v3.md``, ``plan.v2.md`` → family ``plan``;
 4. version folders: a source with ``versions: folders`` holds one snapshot per top-level folder
    (``v1.10.26/``, ``v2.13.4/`` or ``2021-12/``, ``2025-02/``); the newest snapshot is active and every page
-   of older snapshots is archived, including pages the new snapshot removed (they are no longer true).
+   of older snapshots is archived, including pages the new snapshot removed (they are no longer true);
+5. a version folder anywhere else (issue 28: ``docs/v1/pricing.md`` beside ``docs/v2/pricing.md`` in a folder
+   that also holds ``hr/`` and ``it/``): the page's family is its path without that folder, its version the
+   folder's name (`config.starter.version_folder_of`). Page by page: ``docs/v1/old-only.md`` with no newer copy
+   stays active. `version_chains` names each family of two or more, for ``init`` and the sync report.
 
 Archived documents stay in the index and the store (``minerva docs --archived``) but never reach search.
 Two documents claiming the same newest version are decided by the later ``last_modified``, with a warning.
@@ -20,6 +24,8 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 
 import structlog
+
+from config.starter import version_folder_of
 
 log = structlog.get_logger(__name__)
 
@@ -50,9 +56,31 @@ def family_of(rel_path: str, metadata: dict, versions_in_folders: bool) -> tuple
     if match and not family:
         family = str(path.parent / match["family"]) if str(path.parent) != "." else match["family"]
         version = version if version is not None else match["version"]
+    in_folder = version_folder_of(rel_path) if not family else None
+    if in_folder:  # the innermost version folder: docs/v2/pricing.md → ("docs/pricing.md", "v2")
+        family, version = in_folder
     if family and version is not None:
         return str(family), str(version)
     return "", ""
+
+
+def version_chains(documents: dict[str, dict]) -> list[dict]:
+    """Each version family of two or more documents, for people to check what was taken as versions:
+    ``[{"collection", "family", "versions": [doc ids, oldest first], "active": doc id or ""}]``, by collection
+    and family. Snapshot sources (``versions: folders``) are left out: their chains are the whole folder."""
+    families: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for doc in documents.values():
+        if doc.get("version_family") and not doc.get("versions_in_folders"):
+            families[(doc["collection"], doc["version_family"])].append(doc)
+    chains = []
+    for (collection, family), members in sorted(families.items()):
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda d: (version_key(d["version"]), d["last_modified"]))
+        active = next((d["doc_id"] for d in reversed(members) if d.get("stage") == "active"), "")
+        chains.append({"collection": collection, "family": family, "versions": [d["doc_id"] for d in members],
+                       "active": active})
+    return chains
 
 
 def assign_stages(documents: dict[str, dict]) -> list[str]:

@@ -146,3 +146,35 @@ def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monke
     assert first.exit_code == 0 and second.exit_code == 0, second.output
     assert (tmp_path / "minerva-url.yaml").exists() and "kept the existing" in second.output
     assert (tmp_path / "gap_queries.yaml").read_text(encoding="utf-8") == "# mine\n"
+
+
+PRICING = ("# Pricing\n\nThe Pro plan costs {price} per user per month, billed monthly. Annual billing takes two "
+           "months off the yearly total.\n")
+
+
+def test_versions_in_a_mixed_folder_are_found_named_and_only_the_newest_answers(tmp_path, embedder, monkeypatch):
+    """Issue 28: ``docs/v1/pricing.md`` beside ``docs/v2/pricing.md`` in a folder that also holds ``hr/`` and
+    ``it/``: init and ingest name the chain, the old price is archived, the answer quotes the new one."""
+    monkeypatch.setattr("knowledge.service.load_embedder", lambda cfg: embedder)
+    company = tmp_path / "company"
+    write_pages(company, {"docs/v1/pricing.md": PRICING.format(price="€10"),
+                          "docs/v2/pricing.md": PRICING.format(price="€12"),
+                          "docs/v1/legacy-only.md": "# Legacy export\n\nThe CSV export runs nightly at 02:00 UTC.\n",
+                          "hr/leave.md": "# Leave\n\nEveryone gets 25 days of paid leave a year.\n",
+                          "it/vpn.md": "# VPN\n\nConnect to the VPN with the company client before opening the wiki.\n"})
+    out = tmp_path / "minerva.yaml"
+
+    started = init(str(company), "--out", str(out))
+    ingested = CliRunner().invoke(cli, ["--config", str(out), "ingest"])
+    asked = CliRunner().invoke(cli, ["--config", str(out), "ask", "--json", "how much is the pro plan per user now?"])
+
+    assert "versions of one page: docs/v1/pricing.md → docs/v2/pricing.md" in started.stdout
+    assert "versions: folders guessed" not in started.stdout  # hr/ and it/ are not versions
+    assert ingested.exit_code == 0, ingested.output
+    assert "versions of company:docs/pricing.md: company:docs/v1/pricing.md → company:docs/v2/pricing.md " \
+           "(searched: company:docs/v2/pricing.md)" in ingested.stdout
+    answer = json.loads(asked.stdout)
+    assert [c["doc_id"] for c in answer["citations"]][:1] == ["company:docs/v2/pricing.md"]
+    assert "€12" in answer["answer"] and "€10" not in answer["answer"]
+    docs = CliRunner().invoke(cli, ["--config", str(out), "docs", "--archived"]).stdout
+    assert "company:docs/v1/pricing.md" in docs and "legacy-only" not in docs  # no newer copy: still searched

@@ -82,6 +82,10 @@ def test_two_versions_of_one_page_never_contradict(tmp_path, embedder):
         copy_pages(tmp_path / "handbook" / snapshot, {"tools/tock.md": HANDBOOK / snapshot / "tools/tock.md"})
     kb = _kb(tmp_path / "handbook", tmp_path / "home", embedder, versions="folders")
     assert find_contradictions(kb.index(), embedder) == []
+    # without the setting the dated folders are still read as versions of the page (issue 28)
+    assert find_contradictions(_kb(tmp_path / "handbook", tmp_path / "home2", embedder).index(), embedder) == []
     # the same two texts as two current pages do disagree (36 vs 32 billable hours): the version rule, not
     # the text, keeps a page and its successor apart
-    assert find_contradictions(_kb(tmp_path / "handbook", tmp_path / "home2", embedder).index(), embedder)
+    for folder, snapshot in (("finance", "2021-12"), ("people", "2025-02")):
+        copy_pages(tmp_path / "pages" / folder, {"tools/tock.md": HANDBOOK / snapshot / "tools/tock.md"})
+    assert find_contradictions(_kb(tmp_path / "pages", tmp_path / "home3", embedder).index(), embedder)
