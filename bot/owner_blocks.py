@@ -44,8 +44,8 @@ def owner_message(report: OwnerReport) -> SlackMessage:
         body = [f"*{name}* (`{escape(doc_id)}`)"]
         for f in found:
             body.append(f"• *{escape(f.alert)}* ({f.severity}): {escape(f.summary)}")
-            if f.alert in TODO:
-                body.append(f"   _{TODO[f.alert]}_")
+            if advice := _advice(f):
+                body.append(f"   _{advice}_")
             evidence = _evidence(f.evidence)
             if evidence:
                 body.append(f"   evidence: {escape(evidence)}")
@@ -61,6 +61,19 @@ def owner_message(report: OwnerReport) -> SlackMessage:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
         lines.append(more)
     return SlackMessage(text=truncate("\n".join(lines), 3900), blocks=blocks)
+
+
+#: What to do with a page that a newer version replaces: retire it, do not fix it (issue 26).
+RETIRE = "a newer version replaces this page ({newer}): retire it (archive it or mark it outdated), do not fix it"
+
+
+def _advice(finding: PageFinding) -> str:
+    """The action that fits the finding: retiring an old copy when its evidence names a newer version, else the
+    finding's usual request (`TODO`)."""
+    newer = (finding.evidence.get("evidence") or {}).get("newer_version") or finding.evidence.get("newer_version")
+    if newer and finding.alert in ("bad_document", "outdated_cited", "stale_high_citation", "stale_document"):
+        return RETIRE.format(newer=newer)
+    return TODO.get(finding.alert, "")
 
 
 def _evidence(evidence: dict) -> str:

@@ -40,3 +40,14 @@ def test_a_page_proposed_for_quarantine_gets_its_own_take_out_button():
     assert button["action_id"] == ALERT_QUARANTINE_ACTION and "confirm" in button
     assert parse_page_value(button["value"]) == ("0123abcd", "ops:a.md")
     assert "take it out of search with the button below" in message.text
+
+
+def test_an_old_copy_with_a_newer_version_is_to_be_retired_not_fixed():
+    """Issue 26: "check and correct it" for an outdated copy sent the owner to fix a page that should go."""
+    old = PageFinding("hb:2021/tock.md", "Tock", "", "bad_document", "warning", "12 👎 of 20 answers",
+                      {"evidence": {"newer_version": "hb:2025/tock.md"}})
+    current = PageFinding("hb:2025/leave.md", "Leave", "", "bad_document", "warning", "12 👎 of 20 answers", {})
+    text = owner_message(OwnerReport("U999", [old, current])).text
+
+    assert "a newer version replaces this page (hb:2025/tock.md): retire it" in text
+    assert text.count("check and correct it") == 1  # the current page is still to be fixed
