@@ -102,7 +102,8 @@ def alias_targets(docs: dict[str, dict] | None) -> dict[str, str]:
 
     Read from the index's document records: a document's ``aliases`` are old page paths (`knowledge.parsing.
     page_key` form). Another document of the same collection whose own path has that form and that is not
-    active (archived, deprecated) maps to it; so do the ids such a page had or would have had when it is no
+    active (archived, deprecated) maps to it, and so does one that lists an old path the current page lists too
+    (a rename through a shared alias, issue 26); so do the ids such a page had or would have had when it is no
     longer in the index (``collection:path.md``, ``.../index.md``, ``.markdown``, ``.html``; after a version
     folder, see `current_doc_id`). Only active documents receive feedback; a page never aliases itself.
 
@@ -120,9 +121,13 @@ def alias_targets(docs: dict[str, dict] | None) -> dict[str, str]:
         return {}
     targets = {}
     for doc_id, doc in docs.items():
+        if doc.get("stage", "active") == "active":
+            continue
         key = (doc["collection"], _page_key(doc["rel_path"], doc.get("versions_in_folders", False)))
-        target = by_key.get(key)
-        if target and target != doc_id and doc.get("stage", "active") != "active":
+        # its own path, else an old path it shares with the current page (a rename: both list /tools/timesheets/)
+        target = by_key.get(key) or next((by_key[(doc["collection"], a)] for a in doc.get("aliases") or ()
+                                          if (doc["collection"], a) in by_key), None)
+        if target and target != doc_id:
             targets[doc_id] = target
     for (collection, alias), target in by_key.items():
         for suffix in (".md", ".markdown", ".html", ".htm", "/index.md", "/README.md"):

@@ -207,3 +207,18 @@ def test_a_page_liked_by_most_is_never_flagged_over_a_quarter(handbook_ctx) -> N
                      now=start + timedelta(days=day + 1))
         flagged += bad_docs.check(c).findings
     assert flagged == []
+
+
+def test_a_rename_through_a_shared_alias_keeps_its_votes() -> None:
+    """Issue 26 item 5: the old and the new page both list the old URL in ``redirect_from`` and neither names
+    the other's path; the votes given on the old one count for the current one."""
+    from jobs._common import alias_targets, fold_aliases
+
+    docs = {"hb:tools/timesheets.md": {"collection": "hb", "rel_path": "tools/timesheets.md", "stage": "archived",
+                                       "aliases": ["tools/tock"]},
+            "hb:tools/time-tracking.md": {"collection": "hb", "rel_path": "tools/time-tracking.md", "stage": "active",
+                                          "aliases": ["tools/tock"]}}
+    assert alias_targets(docs)["hb:tools/timesheets.md"] == "hb:tools/time-tracking.md"
+    folded = fold_aliases({"hb:tools/timesheets.md": {"citations": 20, "up": 3, "down": 17, "fused": 0.2},
+                           "hb:tools/time-tracking.md": {"citations": 5, "up": 4, "down": 1, "fused": 0.8}}, docs)
+    assert folded == {"hb:tools/time-tracking.md": {"citations": 25, "up": 7, "down": 18, "fused": 0.32}}
