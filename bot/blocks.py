@@ -28,7 +28,9 @@ VOTE_DOWN_ACTION = "minerva_vote_down"
 REPORT_WRONG_ACTION = "minerva_report_wrong"
 
 #: A label never spans a line break of any kind `str.splitlines` knows: the quoting splits lines with it.
-_MD_LINK = regex.compile(r"\[([^\]\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+)\]\((https?://[^)\s]+)\)")
+_MD_LINK = regex.compile(r"(?<!!)\[([^\]\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+)\]\(((?:https?|mailto):[^)\s]+)\)")
+#: A Markdown image: Slack shows no images in text, so its description (alt text) stands in for it.
+_MD_IMAGE = regex.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
 #: A Markdown link whose target is not http(s): an in-page anchor or a path relative to the page.
 _MD_LOCAL_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:)[^)\s]*\)")
 #: A backslash escape of Markdown punctuation (markdownify writes "\-", "\_", "\*").
@@ -53,14 +55,17 @@ def escape(text: str) -> str:
 
 
 def to_mrkdwn(markdown: str) -> str:
-    """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s)
-    links become ``<url|text>``, other links (anchors, relative paths) their label, ``\-``-style escapes
-    their character. Nothing in the input can produce a mention or a special command."""
+    """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s) and
+    mailto links become ``<url|text>``, other links (anchors, relative paths) their label, an image its
+    description in parentheses (Slack shows no image in text; issue 23: ``![span details](../img/x.png)`` was
+    shown raw), ``\-``-style escapes their character. Nothing in the input can produce a mention or a special
+    command."""
     text = escape(markdown)
     text = _MD_HEADING.sub(r"*\1*", text)
     text = _MD_BOLD.sub(r"*\1*", text)
     text = _MD_ESCAPE.sub(r"\1", text)  # markdownify's "\-" shows its backslash in Slack
-    text = _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)
+    text = _MD_IMAGE.sub(lambda m: f"({m.group(1).strip()})" if m.group(1).strip() else "", text)
+    text = _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)  # mailto: opens too
     return _MD_LOCAL_LINK.sub(r"\1", text)  # "[label](#anchor)", "[label](../page.md)": no link Slack can open
 
 

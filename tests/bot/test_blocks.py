@@ -315,3 +315,20 @@ def test_a_title_with_a_line_break_keeps_its_citation_link_whole() -> None:
     blocks = answer_blocks(make_answer(["Quote."], title="API\nrate limits"))
     (line,) = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
     assert line.startswith("[1] <https://wiki.example/api/rate-limits.md|API rate limits>")
+
+
+def test_images_and_mail_links_of_real_pages_read_as_slack_shows_them() -> None:
+    """Issue 23: a Pydantic page's ``![logfire span details](../img/logfire_span.png)`` and a handbook page's
+    ``[hspd12.security@gsa.gov](mailto:…)`` reached Slack as raw Markdown."""
+    from tests.conftest import CORPUS
+
+    logfire = CORPUS / "pydantic-docs" / "v2.13.4" / "integrations" / "logfire.md"
+    piv = CORPUS / "tts-handbook" / "2025-02" / "getting-started" / "piv.md"
+    if not (logfire.exists() and piv.exists()):
+        pytest.skip("needs ../shared/corpus (the development checkout)")
+    image = next(line for line in logfire.read_text(encoding="utf-8").splitlines() if "logfire_span.png" in line)
+    mail = next(line for line in piv.read_text(encoding="utf-8").splitlines() if "mailto:hspd12" in line)
+
+    assert to_mrkdwn(image) == "(logfire span details)"
+    assert "<mailto:hspd12.security@gsa.gov|hspd12.security@gsa.gov>" in to_mrkdwn(mail)
+    assert "](" not in to_mrkdwn(image) + to_mrkdwn(mail)

@@ -1,0 +1,128 @@
+"""Issue 23: what a reader sees in Slack, counted. Every reply to kb-dev, kb-dev-v2 and the sample set, rendered
+as Slack shows it (`bot.blocks.answer_blocks`, the mrkdwn of its section blocks), checked for each garble the
+issue names.
+
+Usage:
+    python benchmarks/reply_garbles.py [--real-home var-real] [--sample-home var] [--examples 3]
+        [--out benchmarks/results/reply_garbles.json]
+
+Counted per garble: replies with at least one, and up to ``--examples`` of them (question id and the piece).
+
+- ``raw_markdown``: Markdown Slack does not render: ``**``, ``__``, ``[label](target)``, a heading's ``#`` at
+  the start of a line;
+- ``relative_link``: a link target that only works on the source site: ``#anchor``, ``../``, ``./``, a bare
+  ``page.md`` or ``page.md#…``;
+- ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover;
+- ``empty_parentheses``: ``()`` or ``( )`` outside code, where a removed link or tag left a hole;
+- ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it;
+- ``repeated_sentence``: a sentence of the direct answer (≥ 6 words) that a quote below says again;
+- ``abbreviation_cut``: a piece ending on "e.g." / "i.e." / "vs." / "cf." followed by a citation mark or the
+  end of a line: a sentence split after an abbreviation ("etc." may end a sentence);
+- ``english_frame``: a Korean or Japanese question whose reply's labels (buttons, notes) are English.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from _output import emit  # noqa: E402
+from bot.blocks import answer_blocks  # noqa: E402
+from bot.logs import configure_logging  # noqa: E402
+from config import load_settings  # noqa: E402
+from knowledge import KnowledgeBase  # noqa: E402
+from knowledge.calibration import load_questions  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+_CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+_CHECKS = {
+    "raw_markdown": re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<!\\)\[[^\]\n]+\]\([^)\n]*\)|^#{1,6} ", re.M),
+    "relative_link": re.compile(r"<(?:#|\.\.?/)[^|>]*\||\]\((?:#|\.\.?/)[^)]*\)|<[\w./-]+\.md(?:#[^|>]*)?\||"
+                                r"\]\([\w./-]+\.md(?:#[^)]*)?\)"),
+    "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context", re.S),
+    "empty_parentheses": re.compile(r"\(\s*\)"),
+    "abbreviation_cut": re.compile(r"\b(?:e\.g|i\.e|vs|cf)\.(?=\s*(?:\[\d+\])?\s*$)", re.M | re.I),
+}
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_ENGLISH_LABELS = ("Was this helpful", "Report a wrong answer", "Low confidence", "Sources disagree")
+
+
+def texts_of(blocks: list[dict]) -> list[str]:
+    """Every mrkdwn/plain text a reader sees in ``blocks`` (sections, context elements, button labels)."""
+    out = []
+    for block in blocks:
+        if block.get("text"):
+            out.append(block["text"].get("text", ""))
+        for element in block.get("elements", []) or []:
+            text = element.get("text")
+            out.append(text.get("text", "") if isinstance(text, dict) else (text or ""))
+    return out
+
+
+def garbles(answer, question: dict) -> dict[str, str]:
+    """The garbles of one reply: name → the first offending piece."""
+    if answer.refused:
+        return {}
+    blocks = answer_blocks(answer)
+    shown = "\n".join(texts_of(blocks))
+    prose = _CODE.sub("CODE", shown)  # code is not prose; a word keeps "(`limit`)" from reading as "( )"
+    found = {}
+    for name, pattern in _CHECKS.items():
+        match = pattern.search(prose)
+        if match:
+            found[name] = prose[max(0, match.start() - 40):match.end() + 20].replace("\n", " ⏎ ")
+    lines = [line.strip() for line in answer.direct_answer.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        bare = re.sub(r"\s*\[\d+\]$", "", line)
+        if bare.endswith(":") and (i + 1 == len(lines) or not re.match(r"^(?:•|-|\d+[.)]|```)", lines[i + 1])):
+            found.setdefault("colon_without_list", line[-80:])
+    quoted = " ".join(" ".join(answer.quotes).split()).lower()
+    for sentence in _SENTENCE.split(" ".join(answer.direct_answer.split())):
+        plain = re.sub(r"\s*\[\d+\]", "", sentence).strip().lower()
+        if len(plain.split()) >= 6 and plain in quoted:
+            found.setdefault("repeated_sentence", plain[:80])
+    if question.get("lang") in ("ko", "ja") and any(label in shown for label in _ENGLISH_LABELS):
+        found["english_frame"] = next(label for label in _ENGLISH_LABELS if label in shown)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real-home", default="var-real")
+    parser.add_argument("--sample-home", default="var")
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    configure_logging("ERROR", "console")  # stdout stays JSON
+    sets = []
+    if (SHARED / "eval" / "kb-dev-v2" / "questions.jsonl").exists():
+        real = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(args.real_home))
+        sets += [("kb-dev-v2", real, load_questions(SHARED / "eval" / "kb-dev-v2" / "questions.jsonl")),
+                 ("kb-dev", real, load_questions(SHARED / "eval" / "kb-dev" / "questions.jsonl"))]
+    sample = KnowledgeBase(load_settings(ROOT / "config" / "minerva.yaml"), Path(args.sample_home))
+    sets.append(("sample", sample, load_questions(ROOT / "knowledge" / "sample_kb_questions.jsonl")))
+    result = {"replies": 0, "refusals": 0, "garbles": {name: {"replies": 0, "examples": []} for name in
+                                                       [*_CHECKS, "colon_without_list", "repeated_sentence",
+                                                        "english_frame"]}}
+    for name, kb, questions in sets:
+        for q in questions:
+            answer = kb.ask(q["question"])
+            result["replies"] += 1
+            result["refusals"] += answer.refused
+            for garble, piece in garbles(answer, q).items():
+                entry = result["garbles"][garble]
+                entry["replies"] += 1
+                if len(entry["examples"]) < args.examples:
+                    entry["examples"].append({"set": name, "id": q.get("id", q["question"][:40]), "piece": piece})
+    emit(result, args.out)
+
+
+if __name__ == "__main__":
+    main()
