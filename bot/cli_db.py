@@ -1,7 +1,8 @@
-"""`minerva db`: which database holds the feedback store, and moving a SQLite store to PostgreSQL.
+"""`minerva db`: which database holds the feedback store, moving a SQLite store to PostgreSQL, a local server.
 
     minerva db status [--json]                              backend, URL (password hidden), schema, rows per table
     minerva db migrate --to postgresql://… [--from PATH] [--force] [--batch-size N]
+    minerva db local [--dir PATH] [--url] [--stop]          a PostgreSQL on this machine (pgserver), its URL
 
 The store is the one `minerva` uses (``MINERVA_DATABASE_URL``, else config ``database.url``, else
 ``<home>/minerva.sqlite``). ``migrate`` copies it (or the SQLite file ``--from PATH``) into an empty PostgreSQL
@@ -9,7 +10,9 @@ database (`feedback.copy.copy_store`: schema created, every table copied in one 
 moved past the copied ids), then prints the rows copied per table. It refuses a target that already holds
 feedback rows unless ``--force``, which replaces them (in the same transaction). Afterwards point every
 replica at the new database with ``MINERVA_DATABASE_URL`` (or ``database.url``) and keep the SQLite file as
-a backup. No SQL here; passwords are never printed (`feedback.db.redact`).
+a backup. ``local`` starts a PostgreSQL server from the pgserver wheel (`bot.local_postgres`) with its data in
+``<home>/postgres`` (or ``--dir``), Unix socket only, and prints the URL to use; it runs until ``--stop``. No SQL
+over the store here; passwords are never printed (`feedback.db.redact`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def register(cli: click.Group) -> None:
 
 @click.group()
 def db() -> None:
-    """The feedback store's database: `status`, and `migrate` a SQLite store into PostgreSQL."""
+    """The feedback store's database: `status`, `migrate` a SQLite store into PostgreSQL, a `local` PostgreSQL."""
 
 
 @db.command()
@@ -110,6 +113,43 @@ def migrate(obj, to: str, from_: str | None, force: bool, batch_size: int, as_js
         click.echo(f"  {name:<{width}}  {count:>10,}")
     click.echo(f"Now set MINERVA_DATABASE_URL (or database.url in the config) to {report.target} on every replica; "
                "keep the SQLite file as a backup.")
+
+
+@db.command()
+@click.option("--dir", "folder", type=click.Path(file_okay=False), default=None,
+              help="The server's data folder (default: <home>/postgres, beside the SQLite store).")
+@click.option("--url", "url_only", is_flag=True,
+              help="Print only the URL: export MINERVA_DATABASE_URL=$(minerva db local --url).")
+@click.option("--stop", is_flag=True, help="Stop the server of this data folder (its data stays).")
+@click.pass_obj
+def local(obj, folder: str | None, url_only: bool, stop: bool) -> None:
+    """Start a PostgreSQL server on this machine (pgserver) and print the URL for MINERVA_DATABASE_URL.
+
+    For trying several replicas without a database host. The server keeps its data in --dir, listens on a
+    Unix socket only (no TCP port) and keeps running after this command, until `minerva db local --stop`;
+    running the command again prints the same URL. A database named `minerva` is created on it. Needs the
+    pgserver package: pip install 'minerva[replicas]'.
+    """
+    from bot import local_postgres
+
+    target = Path(folder) if folder else local_postgres.default_folder(obj.home)
+    again = "" if folder is None else f" --dir {target}"
+    try:
+        if stop:
+            stopped = local_postgres.stop(target)
+            click.echo(f"stopped the PostgreSQL server of {target.resolve()} (its data stays; `minerva db local"
+                       f"{again}` starts it again)" if stopped else f"no PostgreSQL server is running from {target}")
+            return
+        url = local_postgres.start(target)
+    except local_postgres.PgserverMissing as exc:
+        raise click.ClickException(str(exc)) from exc
+    if url_only:
+        click.echo(url)
+        return
+    click.echo(f"PostgreSQL is running, data in {target.resolve()} (Unix socket only, no TCP port); "
+               f"database {local_postgres.DATABASE!r}. Point Minerva (every replica) at it with:\n"
+               f"  export MINERVA_DATABASE_URL='{url}'\n"
+               f"It keeps running after this command; stop it with: minerva db local{again} --stop")
 
 
 def _is_postgres_url(target: str) -> bool:

@@ -1,10 +1,22 @@
-"""`python -m tests.fakes.sandbox`: the README's way to try the Slack bot on your own pages without Slack."""
+"""`minerva sandbox`: the README's way to try the Slack bot on your own pages without Slack, from any folder, in
+one process or over two replicas on one PostgreSQL database (issue 28 item 4)."""
 
 from __future__ import annotations
 
+import ast
 import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-from tests.fakes.sandbox import run
+import pytest
+
+from bot.sandbox.conversation import run, run_replicas
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_KB = REPO / "knowledge" / "sample_kb"
 
 
 async def test_the_sandbox_asks_in_one_thread_and_shows_what_slack_would(sample_kb, sample_settings):
@@ -17,3 +29,62 @@ async def test_the_sandbox_asks_in_one_thread_and_shows_what_slack_would(sample_
     assert shown.count("### you: @minerva") == 2 and shown.count("[👍] [👎]") == 2
     assert "seconds" in shown.split("### you clicked")[0]  # the first answer, as Slack renders it
     assert "[Outdated] [Wrong] [Incomplete] [Not what I asked]" in shown  # the private reason picker
+
+
+def _minerva() -> list[str]:
+    """The installed console script beside this interpreter (as a user runs it), else the same entry point."""
+    script = shutil.which("minerva", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-c", "from bot.cli import main; main()"]
+
+
+def test_minerva_sandbox_runs_from_a_folder_outside_the_clone(tmp_path, sample_home):
+    # a user's folder: their config (the sample pages, by absolute path) and the index beside it in ./var
+    config = (REPO / "config" / "minerva.yaml").read_text(encoding="utf-8")
+    (tmp_path / "minerva.yaml").write_text(config.replace("../knowledge/sample_kb", str(SAMPLE_KB)), encoding="utf-8")
+    shutil.copytree(sample_home, tmp_path / "var")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "MINERVA_")) and k != "PYTHONPATH"}
+
+    done = subprocess.run([*_minerva(), "--config", "minerva.yaml", "sandbox", "--thumbs-down",
+                           "what's the webhook timeout?"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "No module named" not in done.stderr
+    assert "### you: @minerva what's the webhook timeout?" in done.stdout and "[👍] [👎]" in done.stdout
+    assert "60 seconds" in done.stdout
+    assert "[Outdated] [Wrong] [Incomplete] [Not what I asked]" in done.stdout
+
+
+def test_the_package_never_imports_the_tests():
+    offences = []
+    for path in sorted((REPO / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            offences += [f"{path.relative_to(REPO)}:{node.lineno} imports {n}" for n in names
+                         if n.split(".")[0] == "tests"]
+    assert offences == []
+
+
+def test_the_replicas_feedback_action_is_the_bots():
+    from bot.blocks import FEEDBACK_ACTION
+    from bot.sandbox import replicas
+
+    assert replicas.FEEDBACK_ACTION == FEEDBACK_ACTION
+
+
+@pytest.mark.slow
+async def test_the_sandbox_drives_two_replicas_and_each_retry_is_answered_once(postgres_url, sample_home):
+    out, status = io.StringIO(), io.StringIO()
+
+    wrong = await run_replicas(["what's the webhook timeout?", "and for retries?"], count=2,
+                               database_url=postgres_url, index_dir=sample_home / "index", thumbs_down=True,
+                               out=out, status=status)
+
+    shown = out.getvalue()
+    assert wrong == 0, shown
+    assert shown.count("answered once, by replica-") == 2 and "answered 2 times" not in shown
+    assert "sent to replica-1, its Slack retry to replica-2" in shown  # then the other way round
+    assert "sent to replica-2, its Slack retry to replica-1" in shown
+    assert "60 seconds" in shown and shown.count("[Outdated] [Wrong] [Incomplete] [Not what I asked]") == 2
+    assert "127.0.0.1" in status.getvalue()
