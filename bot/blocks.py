@@ -201,7 +201,9 @@ def answer_blocks(answer: Answer) -> list[dict]:
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
         blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language)))
-    controls = [feedback_block(answer.answer_id, language), report_block(answer.answer_id, language)]
+    # "Was this helpful?" in words: Slack's feedback buttons carry no text of their own
+    controls = [_context(escape(message("button.prompt", language))), feedback_block(answer.answer_id, language),
+                report_block(answer.answer_id, language)]
     room = BLOCK_LIMIT - len(controls)
     if len(blocks) > room:
         blocks = blocks[: room - 1] + [_context(escape(message("answer.passages_cut", language)))]

@@ -375,7 +375,8 @@ def docs(obj: Context, stage: str | None, expired: bool | None, collection: str 
         if as_json:
             click.echo(json.dumps({k: row.get(k) for k in DOC_FIELDS}, ensure_ascii=False))
             continue
-        version = f" v{row['version']}" if row.get("version") else ""
+        version = str(row.get("version") or "")  # "2" of plan_v2.md reads "v2"; folders "v2", "2025-02" as named
+        version = f" v{version}" if version.replace(".", "").isdigit() else (f" {version}" if version else "")
         expiry = " EXPIRED" if row["expired"] else (f" expires {row['expires_at'][:10]}" if row.get("expires_at") else "")
         stopped = row.get("duplicate_chunks") or 0
         chunks = f"{row['n_chunks']} chunks" + (f", {stopped} stopped as near-duplicates" if stopped else "")

@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import re
+
 from knowledge.messages import message
+from knowledge.sentences import readable
 from knowledge.types import Answer, Citation
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_INDENT = re.compile(r"^(\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?)(.*)$")
 
 
 def render_answer_text(answer: Answer) -> str:
-    """The answer text followed by numbered sources with heading and age, one per line."""
-    lines = [answer.text]
+    """The answer as plain text (no Markdown: issue 23, "the terminal shows the same reply as plain text"),
+    followed by numbered sources with heading and age, one per line."""
+    lines = [plain(answer.text)]
     if answer.citations:
         lines.append("")
         lines.append(message("citation.sources", answer.language))
@@ -24,3 +31,20 @@ def _source_line(c: Citation, language: str) -> str:
     updated = message("citation.updated", language, age=c.age_text(language=language))
     score = message("citation.score", language)
     return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated})"
+
+
+def plain(text: str) -> str:
+    """``text`` as a terminal shows it: each line's Markdown emphasis and links read as words (`readable`: the
+    label, and the address of a mail link), its bullet or number and indentation kept; code blocks as written."""
+    out, in_code = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_code = not in_code
+            out.append(line)
+            continue
+        if in_code or not line.strip():
+            out.append(line)
+            continue
+        lead, rest = _INDENT.match(line).groups()
+        out.append(lead + readable(rest))
+    return "\n".join(out)

@@ -237,10 +237,17 @@ def failures_of(deliveries: list[Delivery | None]) -> str | None:
     return "; ".join(failed) or None
 
 
+#: The main config's key that fills each routing channel when alerts.yaml leaves it empty
+#: (`config.alerts.alerts_config_for`): what a team edits, not the bundled alerts.yaml.
+_MAIN_SETTING = {"alert_channel": "alert_channel", "daily_digest_channel": "digest_channel",
+                 "weekly_digest_channel": "digest_channel"}
+
+
 def _can_post(notifier: Notifier | None, channel: str, setting: str, count: int) -> bool:
     if not channel:
         log.error("alerts.no_channel", setting=setting, pending=count,
-                  fix=f"set routing.{setting} in config/alerts.yaml (a channel id such as C0123456789)")
+                  fix=f"set slack.{_MAIN_SETTING[setting]} in your Minerva config (a channel id such as "
+                      f"C0123456789), or routing.{setting} in an alerts.yaml beside it")
         return False
     if notifier is None:
         log.warning("alerts.notifications_deferred", pending=count, reason="no Slack client (SLACK_BOT_TOKEN unset)")

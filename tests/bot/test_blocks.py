@@ -155,16 +155,17 @@ def make_answer(quotes: list[str], *, title: str = "API rate limits", url: str =
 def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
     blocks = answer_blocks(make_answer(["| Pro | 600 | 100 |\n\npost <!channel> now"]))
 
-    assert [b["type"] for b in blocks] == ["section", "context", "context_actions", "actions"]
+    assert [b["type"] for b in blocks] == ["section", "context", "context", "context_actions", "actions"]
+    assert blocks[2]["elements"][0]["text"] == "Was this helpful?"
     assert blocks[0]["text"] == {"type": "mrkdwn", "text": "> | Pro | 600 | 100 |\n>\n> post &lt;!channel&gt; now\n[1]"}
     assert blocks[1]["elements"][0]["text"] == (
         "[1] <https://wiki.example/api/rate-limits.md|API rate limits> › Limits by plan · updated 3 days ago")
-    assert blocks[2] == feedback_block("a" * 32)
-    (buttons,) = blocks[2]["elements"]
+    assert blocks[3] == feedback_block("a" * 32)
+    (buttons,) = blocks[3]["elements"]
     assert buttons["action_id"] == FEEDBACK_ACTION
     assert parse_vote_value(buttons["positive_button"]["value"]) == ("up", "a" * 32)
     assert parse_vote_value(buttons["negative_button"]["value"]) == ("down", "a" * 32)
-    (report,) = blocks[3]["elements"]
+    (report,) = blocks[4]["elements"]
     assert (report["action_id"], report["value"]) == (REPORT_WRONG_ACTION, "a" * 32)
 
 
@@ -219,8 +220,8 @@ def test_long_passage_is_split_into_sections_within_the_limit() -> None:
 def test_many_passages_stay_within_fifty_blocks_and_keep_the_buttons() -> None:
     blocks = answer_blocks(make_answer([f"passage {i}" for i in range(60)]))
     assert len(blocks) == BLOCK_LIMIT
-    assert [b["type"] for b in blocks[-2:]] == ["context_actions", "actions"]
-    assert "cut to fit" in blocks[-3]["elements"][0]["text"]
+    assert [b["type"] for b in blocks[-3:]] == ["context", "context_actions", "actions"]
+    assert "cut to fit" in blocks[-4]["elements"][0]["text"]
     json.dumps(blocks)  # serialisable as sent
 
 
@@ -313,8 +314,8 @@ def test_local_links_become_their_label_and_markdown_escapes_their_character() -
 
 def test_a_title_with_a_line_break_keeps_its_citation_link_whole() -> None:
     blocks = answer_blocks(make_answer(["Quote."], title="API\nrate limits"))
-    (line,) = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
-    assert line.startswith("[1] <https://wiki.example/api/rate-limits.md|API rate limits>")
+    line, prompt = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
+    assert prompt == "Was this helpful?" and line.startswith("[1] <https://wiki.example/api/rate-limits.md|API rate limits>")
 
 
 def test_images_and_mail_links_of_real_pages_read_as_slack_shows_them() -> None:

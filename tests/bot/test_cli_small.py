@@ -121,3 +121,16 @@ def test_ask_help_names_every_json_field():
     helped = " ".join(CliRunner().invoke(cli, ["ask", "--help"]).output.split())
     missing = [f for f in sorted(fields) if f not in helped]
     assert not missing, missing
+
+
+def test_the_terminal_shows_plain_text_not_markdown():
+    """Issue 28/23: ``minerva ask`` printed ``**100 seats**``; links read as their label (a mail link with its
+    address), numbered steps and code blocks stay as written."""
+    from bot.render_text import render_answer_text
+    from knowledge.types import Answer
+
+    text = ("Up to **100 seats** per [customer](https://wiki.example/plans.md) [1]\n\n"
+            "> 2. Email [the team](mailto:team@example.com) _today_\n```\nuv run **kwargs\n```")
+    shown = render_answer_text(Answer("id", "q", False, text))
+    assert shown.splitlines()[0] == "Up to 100 seats per customer [1]"
+    assert "> 2. Email the team (team@example.com) today" in shown and "uv run **kwargs" in shown
