@@ -344,7 +344,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         said = _said(direct, units, i)
         answer.quotes.append(evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
                                             cfg.max_quote_chars, said=said))
-    answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages)), answer.language)
+    answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
     answer.text = plain_text(answer)
     return ranked
 
@@ -881,11 +881,17 @@ def _line_of(text: str, unit: Unit) -> str:
     return text[text.rfind("\n", 0, unit.start) + 1:unit.end]
 
 
-def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2) -> list[str]:
-    """Per passage, its ``per_passage`` units that best answer the question, as one text."""
+def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2,
+           shown: list[_Candidate] = ()) -> list[str]:
+    """Per passage, as one text (units apart, a table row as displayed: "Plan: Pro · Price per user: €60"):
+    its ``per_passage`` units that best answer the question, and every unit of it the direct answer shows
+    (``shown``), whatever its rank: a value the reply quotes is checked against the other sources."""
     focus: list[list[str]] = [[] for _ in range(n_passages)]
     for c in ranked:
         if len(focus[c.passage]) < per_passage:
+            focus[c.passage].append(c.unit.display)
+    for c in shown:
+        if c.unit.display not in focus[c.passage]:
             focus[c.passage].append(c.unit.display)
     return ["\n\n".join(units) for units in focus]
 
@@ -893,8 +899,10 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2) -> l
 def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str],
                   language: str = "en") -> list[str]:
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
-    text per passage) state different values for the same thing (`passage_conflicts`), naming both
-    values, sources and dates, in ``language`` (the question's; the values stay as the pages write them)."""
+    text per passage: `_focus`) state different values for the same thing (`passage_conflicts`: sentences,
+    list items and table rows alike), naming both values with the "per …" of their units (`Value.with_unit`:
+    "€60 per user", "€45 per user per month"), sources and dates, in ``language`` (the question's; the
+    values stay as the pages write them)."""
     warnings: list[str] = []
     warned: set[frozenset] = set()
     for i, a in enumerate(passages):
@@ -908,6 +916,6 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
                 warnings.append(message(
                     "answer.disagreement", language,
                     first=numbers[a.doc_id], first_title=a.title, first_date=f"{a.last_modified:%Y-%m-%d}",
-                    first_value=va.text, second=numbers[b.doc_id], second_title=b.title,
-                    second_date=f"{b.last_modified:%Y-%m-%d}", second_value=vb.text))
+                    first_value=va.with_unit, second=numbers[b.doc_id], second_title=b.title,
+                    second_date=f"{b.last_modified:%Y-%m-%d}", second_value=vb.with_unit))
     return warnings

@@ -7,7 +7,10 @@ precise:
 1. **Same topic**: chunk pairs from different documents whose cosine similarity is at least ``threshold``
    (0.70 by default, see `TOPIC_THRESHOLD`), found with hnswlib's k nearest neighbours per chunk, never an
    n×n matrix; and, whatever their similarity, chunks that restate one sentence of at least `RESTATED_WORDS`
-   words with another value (a short "Per diem" section merged into a "Trips that need approval" chunk).
+   words with another value (a short "Per diem" section merged into a "Trips that need approval" chunk);
+   and a chunk holding a table cell with a chunk whose sentence or list item names the cell's row and a word
+   of its column or a "per …" of its unit ("| Pro | €60 |" under "Price per user" / "The Pro plan costs €45
+   per user per month.", issue 28: a pricing table and an FAQ are two topics to the chunk model).
 2. **Different values**: stated values (`knowledge.values`) of the same unit and compatible bounds whose
    amounts differ, where neither is *corroborated* (stated again, with the same amount, by a similar
    sentence anywhere in the other document). Corroboration keeps identical and near-identical passages
@@ -15,7 +18,9 @@ precise:
 3. **Same thing**: the two value-masked sentences ("the webhook timeout is N seconds") must say the same
    thing: at least one shared content word next to the values, and identical masked sentences or an
    embedding cosine >= ``statement_threshold`` (0.80). Parallel sentences that swap a word ("client
-   certificate" / "server certificate") name two things, and cells of different table rows never match.
+   certificate" / "server certificate") name two things, cells of different table rows never match, and a
+   cell matches a sentence only when the sentence names its row. A cell's statement starts with its row's
+   header ("Plan: Pro, Price per user: €N"), so the model reads what the row key is.
 
 Identifiers too (issue 11 item 6): codes, namespaces, channels and config values (`knowledge.identifiers`)
 go through the same three steps, and a code whose name or table row says what it is for ("Out of Office -
@@ -40,7 +45,7 @@ from knowledge.embedding_profiles import model_cosine
 from knowledge.identifiers import IDENTIFIER_KINDS, Identifier, extract_identifiers
 from knowledge.index import LoadedIndex
 from knowledge.tokenize import tokenize
-from knowledge.values import Value, extract_values
+from knowledge.values import _CONTEXT_STOP, PERIODS, Value, comparable, extract_values
 
 #: Chunk cosine at or above which two chunks are about the same topic. 0.70, below the issue's example
 #: 0.80: the sample KB's webhook timeout pair (api/webhooks.md 30 s vs runbooks/webhook-failures.md 60 s)
@@ -74,6 +79,8 @@ class Contradiction:
         sentence_a, sentence_b: the sentences stating them (Markdown stripped).
         similarity: cosine of the two chunks, in [threshold, 1].
         statement_similarity: cosine of the two value-masked sentences, in [statement_threshold, 1].
+        stated_a, stated_b: each value with its unit's "per …" (`Value.with_unit`), e.g. "€60 per user"
+            (a cell under "Price per user") and "€45 per user per month"; the text for identifiers.
     """
 
     doc_a: str
@@ -89,6 +96,8 @@ class Contradiction:
     sentence_b: str
     similarity: float
     statement_similarity: float
+    stated_a: str = ""
+    stated_b: str = ""
 
     def to_json(self) -> dict:
         """A JSON-ready dict; similarities rounded to 4 decimals."""
@@ -139,6 +148,8 @@ def find_contradictions(
     pairs += [p for p in _labelled_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
     seen = {(i, j) for i, j, _c in pairs}
     pairs += [p for p in _restated_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
+    seen = {(i, j) for i, j, _c in pairs}
+    pairs += [p for p in _cell_pairs(index, values, active, across_collections) if (p[0], p[1]) not in seen]
     for i, j, cosine in pairs:
         if _supersession(index, index.chunks[i]["doc_id"], index.chunks[j]["doc_id"]):
             continue
@@ -175,7 +186,7 @@ def changed_values(old_text: str, new_text: str) -> list[tuple[Value, Value]]:
     old, new = extract_values(old_text), extract_values(new_text)
     return [(a, b) for a in old for b in new
             if a.conflicts_with(b) and _cheap_verdict(a, b) == 1.0
-            and not any(o.unit == a.unit and o.same_amount(a) and _cheap_verdict(a, o) == 1.0 for o in new)]
+            and not any(comparable(o, a) and o.same_amount(a) and _cheap_verdict(a, o) == 1.0 for o in new)]
 
 
 class _ValueCache:
@@ -216,7 +227,7 @@ def _statement_judge(embedder: Embedder, values: _ValueCache, candidates, statem
         open_i = {id(a) for a, _b in conflicting}
         open_j = {id(b) for _a, b in conflicting}
         corroborating = [(v, o) for mine, keep, other in ((vi, open_i, doc_j), (vj, open_j, doc_i))
-                         for v in mine if id(v) in keep for o in other if o.unit == v.unit and o.same_amount(v)]
+                         for v in mine if id(v) in keep for o in other if comparable(o, v) and o.same_amount(v)]
         for a, b in conflicting + corroborating:
             if _cheap_verdict(a, b) is None:
                 needed.update((_clip(a), _clip(b)))
@@ -255,11 +266,33 @@ def _cheap_verdict(a: Value, b: Value) -> float | None:
             return verdict
     if (a.row and b.row and a.row != b.row) or not set(a.context) & set(b.context):
         return 0.0
+    if bool(a.row) != bool(b.row) and not _names_row(*((a, b) if a.row else (b, a))):
+        return 0.0
     if a.statement == b.statement:  # the same sentence but for its values: compare value i with value i
         return 1.0 if a.position == b.position else 0.0
     if _names_another_thing(a.statement, b.statement):
         return 0.0
     return None
+
+
+def _row_words(v: Value) -> set[str]:
+    """Content words of a table cell's row key ("Pro plan" → {"pro", "plan"}; "5 days" → {"day"})."""
+    return {t for t in tokenize(v.row) if t not in _CONTEXT_STOP and not t[0].isdigit()}
+
+
+def _in_row_key(v: Value) -> bool:
+    """Whether a table value is its row's key ("5 days" in "5 days, Billable time: 32 hours"), not a cell
+    under a column header."""
+    return bool(v.row) and v.text.lower() in v.row
+
+
+def _names_row(cell: Value, other: Value) -> bool:
+    """Whether ``other``, a sentence or list item, is about ``cell``'s table row: every content word of the row
+    key is among the words around ``other``'s value ("Pro" in "The Pro plan costs €45 …"). A cell of the
+    "Starter" row says nothing about the Pro plan, however alike the two statements are; so a row key
+    without content words ("5") pairs with no sentence."""
+    words = _row_words(cell)
+    return bool(words) and words <= set(other.context)
 
 
 def _clip(v: Value) -> str:
@@ -280,11 +313,11 @@ def _conflicts(va: list[Value], vb: list[Value], doc_a: list[Value], doc_b: list
     """
 
     def corroborated(v: Value, others: list[Value]) -> bool:
-        return any(o.unit == v.unit and o.same_amount(v) and same_statement(v, o) > 0 for o in others)
+        return any(comparable(o, v) and o.same_amount(v) and same_statement(v, o) > 0 for o in others)
 
     def anchors(a: Value, b: Value) -> int:
         return sum(1 for x in va if x.sentence == a.sentence for y in vb
-                   if y.sentence == b.sentence and x.unit == y.unit and x.same_amount(y))
+                   if y.sentence == b.sentence and comparable(x, y) and x.same_amount(y))
 
     possible = _possible_conflicts(va, vb)
     settled: dict[int, bool] = {}
@@ -335,6 +368,7 @@ def _contradiction(index: LoadedIndex, i: int, j: int, a: Value, b: Value, cosin
         collection_b=index.documents[cb["doc_id"]]["collection"],
         chunk_a=ca["chunk_id"], chunk_b=cb["chunk_id"], kind=a.kind, value_a=a.text, value_b=b.text,
         sentence_a=a.sentence, sentence_b=b.sentence, similarity=cosine, statement_similarity=sim,
+        stated_a=getattr(a, "with_unit", a.text), stated_b=getattr(b, "with_unit", b.text),
     )
 
 
@@ -438,6 +472,38 @@ def _restated_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarra
     return _across_documents(index, found, across_collections)
 
 
+def _cell_pairs(index: LoadedIndex, values: "_ValueCache", active: np.ndarray,
+                across_collections: bool = False) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) for a chunk holding a table cell and a chunk of another active document whose sentence
+    or list item states a different amount for that cell's row and column (`_same_subject`, amounts within
+    `MAX_AMOUNT_RATIO`), whatever the chunks' similarity: to the chunk embedding a pricing table and an FAQ
+    answer are two topics (issue 28: "| Pro | €60 |" under "Price per user" against "The Pro plan costs €45
+    per user per month." sit at cosine 0.51). Sentences are indexed by context word, so each cell is
+    compared only with the sentences naming the rarest word of its row key."""
+    rows = [int(r) for r in np.flatnonzero(active)]
+    by_word: dict[str, list[tuple[int, Value]]] = {}
+    cells = []
+    for r in rows:
+        for v in values.chunk(r):
+            if not isinstance(v, Value) or not _has_subject(v):
+                continue
+            if v.row:
+                if not _in_row_key(v):
+                    cells.append((r, v))
+            else:
+                for word in set(v.context):
+                    by_word.setdefault(word, []).append((r, v))
+    found = []
+    for r, cell in cells:
+        words = _row_words(cell)
+        if not words:
+            continue
+        rarest = min(words, key=lambda w: len(by_word.get(w, ())))
+        found += [(r, r2) for r2, v in by_word.get(rarest, ())
+                  if cell.conflicts_with(v) and _same_subject(cell, v) and _comparable_amounts(cell, v)]
+    return _across_documents(index, found, across_collections)
+
+
 def _supersession(index: LoadedIndex, doc_a: str, doc_b: str) -> bool:
     """True when two documents are versions of one page (same non-empty ``version_family`` in one collection)
     or one ``supersedes`` the other: their differences are changes, never contradictions."""
@@ -466,6 +532,26 @@ def _comparable_amounts(a: Value, b: Value) -> bool:
 MIN_SHARED_CONTEXT = 2
 
 
+def _same_subject(a: Value, b: Value) -> bool:
+    """The text-only test of `passage_conflicts` that two values are about one thing.
+
+    Two sentences (or two cells of one row): at least `MIN_SHARED_CONTEXT` shared context words. A table
+    cell and a sentence: the sentence names the cell's row (`_names_row`), and it shares a word of the
+    cell's column header ("storage" in "Pro, Storage: 100 GB" / "Pro includes 50 GB of storage") or the
+    two units share a "per …" that is not a period ("Price per user: €60" / "€45 per user per month"): the
+    row says which thing, the column which of its values. The row key alone would pair a plan's SLA with
+    its discount.
+    """
+    if bool(a.row) == bool(b.row):
+        return len(set(a.context) & set(b.context)) >= MIN_SHARED_CONTEXT
+    cell, other = (a, b) if a.row else (b, a)
+    if _in_row_key(cell) or not _names_row(cell, other):  # a row key has no column to say what it is
+        return False
+    column = set(cell.context) - _row_words(cell) - {"per"}  # "per" of "Price per user" names nothing
+    per = (set(cell.unit.split("/")[1:]) & set(other.unit.split("/")[1:])) - PERIODS
+    return bool(column & set(other.context)) or bool(per)
+
+
 def passage_conflicts(text_a: str, text_b: str) -> list[tuple[Value, Value]]:
     """Values two texts state differently for the same thing, decided from the text alone (no model).
 
@@ -473,14 +559,17 @@ def passage_conflicts(text_a: str, text_b: str) -> list[tuple[Value, Value]]:
     reader when an answer quotes both): there the question already says what the values are about, so
     the pairs `find_contradictions` would consider (same unit, different amounts, both with a subject,
     at least `MIN_SHARED_CONTEXT` shared context words, not parallel sentences about two things) are taken,
-    without its statement-similarity model. Each value is used once; ~1 ms.
+    without its statement-similarity model. A table cell (a Markdown row, or one rendered as "Plan: Pro ·
+    Price per user: €60") and a sentence or list item are about the same thing when the sentence names the
+    cell's row and shares a word of its column or a "per …" of its unit (`_same_subject`). Each value is
+    used once; ~1 ms.
 
     Returns:
         ``(value in a, value in b)`` pairs; [] when the texts agree.
     """
     pairs, used = [], set()
     for a, b in _possible_conflicts(extract_values(text_a), extract_values(text_b)):
-        if len(set(a.context) & set(b.context)) < MIN_SHARED_CONTEXT or not _comparable_amounts(a, b):
+        if not _same_subject(a, b) or not _comparable_amounts(a, b):
             continue
         if id(a) not in used and id(b) not in used:
             used |= {id(a), id(b)}

@@ -5,7 +5,10 @@ kind and comparable unit, its magnitude in base units, a bound ("at least" / "up
 around it, and the sentence it sits in with every value masked (so "times out after 30 seconds" and
 "times out after 60 seconds" become the same statement). Korean and Japanese durations, business days and
 sizes are read too ("30일 이내", "24時間", "10초 미만", "100MBを超える"); dates (4월 22일, 2026年4月22日)
-are not amounts. Their prices, counts and rates are not read.
+are not amounts. Their prices, counts and rates are not read. Prices are read in dollars and in other
+currencies (`CURRENCIES`: "€60", "45 EUR", "£3k"), each its own unit. A table cell takes the "per …" of its
+column header ("Price per user" → per user), and a table row rendered for Slack ("Plan: Pro · Price per user:
+€60", `knowledge.sentences`) reads like the Markdown row.
 
 Example::
 
@@ -92,9 +95,21 @@ _CJK_DATE_BEFORE = regex.compile(r"(?:\d\s*[월月]|매월|毎月)\s*$")
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")"
 _UNIT_WORDS = sorted((u for u in UNITS if u != "%"), key=len, reverse=True)
 _SHORT_UNITS = {"s", "h", "min", "hr", "sec"}  # only right after a digit: "30s", "30 s", never "30 - s"
+#: Currency signs and ISO codes → the currency's unit. "$" and "USD" stay plain "money" (the unit values had
+#: before other currencies were read); amounts of two currencies never compare (no exchange rates here).
+CURRENCIES: dict[str, str] = {"$": "money", "USD": "money", "€": "money:eur", "EUR": "money:eur",
+                              "£": "money:gbp", "GBP": "money:gbp", "¥": "money:jpy", "JPY": "money:jpy",
+                              "₹": "money:inr", "INR": "money:inr", "CHF": "money:chf"}
+_SIGNS = "".join(regex.escape(c) for c in CURRENCIES if len(c) == 1)
+_CODES = "|".join(c for c in CURRENCIES if len(c) == 3)
+_AMOUNT = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
 _VALUE = regex.compile(
-    r"(?<![\w.$/#:-])"
-    r"(?:(?P<money>\$\s?" r"(?P<mval>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?P<mscale>\s?(?:k|K|million|M)\b)?)"
+    r"(?<![\w.$/#:" + _SIGNS + r"-])"
+    # a sign or code before the amount ("$49", "€60", "EUR 60"), or one after it ("60 €", "45 EUR")
+    r"(?:(?P<money>(?P<cur>[" + _SIGNS + r"]|(?-i:" + _CODES + r")\s)\s?"
+    r"(?P<mval>" + _AMOUNT + r")(?P<mscale>\s?(?:k|K|million|M)\b)?)"
+    r"|(?P<money2>(?P<mval2>" + _AMOUNT + r")(?P<mscale2>\s?(?:k|million)\b)?"
+    r"(?:\s?(?P<cur2>[€£])|\s(?P<cur3>(?-i:" + _CODES + r"))\b))"
     r"|(?P<version>\b(?:v|version\s+)(?P<vval>\d+(?:\.\d+){0,2})(?!\.\d)\b)"
     r"|(?P<lo>" + _NUM + r")(?:\s*(?:-|–|to)\s*(?P<hi>" + _NUM + r"))?"
     r"(?:\s*-?\s*(?P<rate>(?:requests?|req|calls?|events?|messages?|queries)\s*(?:/|per\s+)\s*"
@@ -109,11 +124,22 @@ _VALUE = regex.compile(
 _PERIOD_NOUNS = r"(?:second|minute|hour|day|week|month|quarter|year|pay period|night|person|user|seat)s?\b"
 _PER = regex.compile(r"^\s*(?:(?:per|each|every|/)\s*(?P<per>pay period|[a-z]+)|an?\s+(?P<per2>"
                      + _PERIOD_NOUNS + "))", regex.IGNORECASE)
+#: Time periods among the "per …" qualifiers of a unit ("per month", "a week"), without a plural "s".
+PERIODS = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year", "pay period", "night"})
+#: "per <noun>" or "/<period, user, seat …>" in a label before a value ("Price per user:", "Cost (€/month):").
+_LABEL_PER = regex.compile(r"\bper\s+(pay period|[a-z]+)|/\s*(?=" + _PERIOD_NOUNS + r")([a-z]+)")
+#: Adjectives of a period in a label ("Monthly price:", "Annual fee:") → the period.
+_PERIOD_ADJECTIVES = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter",
+                      "yearly": "year", "annual": "year", "annually": "year", "nightly": "night"}
+_LABEL_PERIOD = regex.compile(r"\b(" + "|".join(_PERIOD_ADJECTIVES) + r")\b")
 #: The noun a hyphenated value modifies: "40-hour week", "30-day trial".
 _MODIFIED = regex.compile(r"^\s+([A-Za-z]+)")
 _SENTENCE_END = regex.compile(r"(?<=[.!?;:])\s+(?=[A-Z*_`\[(\"'])")
 _ITEM_START = regex.compile(r"^(?:[-*+]\s|\d+[.)]\s|#)")
 _TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+#: One "header: cell" part of a rendered table row (`_rendered_row`): a header without ":", "·" or "|".
+_RENDERED_CELL = regex.compile(r"^\s*([^:·|]{1,80}?):\s+(\S.*?)\s*$")
+_ROW_BULLET = regex.compile(r"^(?:[•*+-]\s+)")
 _CODE_BLOCK = regex.compile(r"```.*?(?:```|$)", regex.DOTALL)
 _LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = regex.compile(r"https?://\S+|www\.\S+|\{\{[^}]*\}\}")
@@ -127,19 +153,24 @@ class Value:
     """One value stated in a text.
 
     Attributes:
-        kind: "duration" (base: seconds), "business_days" (days), "percent", "size" (bytes), "money" (USD),
-            "rate" (per second), "count", or "version".
-        unit: comparability key: values compare only when ``unit`` is equal, e.g. "duration",
-            "duration/week" ("3 days a week"), "count:retries", "version".
+        kind: "duration" (base: seconds), "business_days" (days), "percent", "size" (bytes), "money" (in
+            its currency, which the unit names: `CURRENCIES`), "rate" (per second), "count", or "version".
+        unit: comparability key: values compare only when ``unit`` is equal (but see ``period_open``), e.g.
+            "duration", "duration/week" ("3 days a week"), "count:retries", "version", "money" ($, USD),
+            "money:eur/user/month" ("€45 per user per month").
         magnitude: (low, high) in base units; low == high for a single value, low < high for a range.
             A version is one number, major + minor·1e-3 + patch·1e-6, so 2.13 > 2.9.
         text: the value as written, e.g. "30 seconds", "$49", "3-5 days".
         bound: "min" ("at least 2 days"), "max" ("up to 30 s", "within 5 days") or "" (exact).
         context: stemmed content words around the value in its sentence (up to 6 before, 4 after).
         sentence: the sentence holding the value, Markdown stripped.
-        statement: ``sentence`` with every value replaced by "N" + its unit, for comparing what is said.
+        statement: ``sentence`` with every value replaced by "N" + its unit, for comparing what is said; a
+            table cell's starts with the header of its row's column ("Plan: Pro, Price per user: €N").
         row: for a table cell, its row's first cell in lower case (the row's key); "" outside tables.
         position: the value's place among the values of its sentence, from 0.
+        period_open: True when the unit's "per …" qualifiers come from the label or column header the value
+            follows and name no time period ("Price per user: €60"): a table often leaves the period to the
+            page ("billed monthly"), so the value also compares with the same unit per a period (`comparable`).
     """
 
     kind: str
@@ -152,6 +183,16 @@ class Value:
     statement: str
     row: str = ""
     position: int = 0
+    period_open: bool = False
+
+    @property
+    def with_unit(self) -> str:
+        """The value as written with the "per …" of its unit, wherever the text said them: "€45 per user per
+        month", "€60 per user" (a cell under "Price per user"), "3 days per week" ("3 days a week"), "30
+        seconds". Rates and versions are their text."""
+        if self.kind in ("rate", "version"):
+            return self.text
+        return self.text + "".join(f" per {q.split(':')[0]}" for q in self.unit.split("/")[1:])
 
     def same_amount(self, other: Value) -> bool:
         """True when both state the same amount (ranges must match exactly), within 0.5 % for rounding."""
@@ -174,7 +215,7 @@ class Value:
         when both are set and differ ("at least 2 days" vs "up to 5 days" is no contradiction). Cells of
         two different table rows never conflict.
         """
-        if self.unit != other.unit or (self.bound and other.bound and self.bound != other.bound):
+        if not comparable(self, other) or (self.bound and other.bound and self.bound != other.bound):
             return False
         if self.row and other.row and self.row != other.row:  # two different rows of a table
             return False
@@ -183,6 +224,32 @@ class Value:
             inside = (a_lo <= b_lo <= a_hi) if a_lo != a_hi else (b_lo <= a_lo <= b_hi)
             return not inside
         return not self.same_amount(other)
+
+
+def comparable(a, b) -> bool:
+    """Whether two values (or identifiers, `knowledge.identifiers`) measure in one unit, so their amounts compare.
+
+    True when the units are equal; and when one value's "per …" qualifiers come from a label that names no
+    period (``period_open``: "Price per user: €60") and the other's unit is the same with one time period
+    added ("€45 per user per month"): the table leaves to the page what the sentence says. Any other
+    difference in qualifiers (per user / per workspace, per month / per year) keeps them apart.
+    """
+    if a.unit == b.unit:
+        return True
+    for x, y in ((a, b), (b, a)):
+        if getattr(x, "period_open", False) and not getattr(y, "period_open", False):
+            base, per = _unit_parts(x.unit)
+            other_base, other_per = _unit_parts(y.unit)
+            extra = [q for q in other_per if q not in per]
+            if base == other_base and set(per) <= set(other_per) and len(extra) == 1 and extra[0] in PERIODS:
+                return True
+    return False
+
+
+def _unit_parts(unit: str) -> tuple[str, list[str]]:
+    """"money:eur/user/month" → ("money:eur", ["user", "month"])."""
+    base, *per = unit.split("/")
+    return base, per
 
 
 def clean_text(text: str) -> str:
@@ -200,18 +267,34 @@ def sentences(text: str) -> list[tuple[str, str]]:
     a cell keeps the words that say what its value is: ``| 5 days | 32 hours |`` under the header
     ``| Work week | Billable time |`` → ``("5 days, Billable time: 32 hours", "5 days")``.
     """
-    out: list[tuple[str, str]] = []
+    return [(sentence, row) for sentence, row, _header in _sentences(text)]
+
+
+def _sentences(text: str) -> list[tuple[str, str, str]]:
+    """`sentences` with, for a table cell, the header of its row's first column ("Work week"), else ""."""
+    out: list[tuple[str, str, str]] = []
     for block in _blocks(text):
         parts = block if isinstance(block, list) else [(part, "") for part in _SENTENCE_END.split(block)]
+        header = _MARKUP.sub("", getattr(block, "key_header", "")).strip()
         for part, row in parts:
             part = _MARKUP.sub("", part).strip(" -+\t")
             if part:
-                out.append((part, _MARKUP.sub("", row).strip().lower()))
+                out.append((part, _MARKUP.sub("", row).strip().lower(), header))
     return out
 
 
+class _Row(list):
+    """The cell sentences of one table row (``(sentence, row)`` pairs), with ``key_header``: the header of
+    the row's first column ("Plan" above "| Pro | €60 |"), "" when the table has none."""
+
+    def __init__(self, cells: list[tuple[str, str]], key_header: str = ""):
+        super().__init__(cells)
+        self.key_header = key_header
+
+
 def _blocks(text: str) -> list[str | list[tuple[str, str]]]:
-    """Paragraphs and list items (str, wrapped lines joined) and table rows (list of (cell sentence, row))."""
+    """Paragraphs and list items (str, wrapped lines joined) and table rows (`_Row`: a list of (cell sentence,
+    row)), Markdown or rendered for Slack (`_rendered_row`)."""
     blocks: list[str | list[tuple[str, str]]] = []
     paragraph: list[str] = []
     header: list[str] | None = None
@@ -234,10 +317,15 @@ def _blocks(text: str) -> list[str | list[tuple[str, str]]]:
                 header = cells
                 continue
             names = header if header and len(header) == len(cells) else [""] * len(cells)
-            blocks.append([(f"{cells[0]}, {name}: {cell}".replace(", :", ","), cells[0])
-                           for name, cell in zip(names[1:], cells[1:]) if cell])
+            blocks.append(_Row([(f"{cells[0]}, {name}: {cell}".replace(", :", ","), cells[0])
+                                for name, cell in zip(names[1:], cells[1:]) if cell], names[0]))
             continue
         header = None
+        rendered = _rendered_row(stripped)
+        if rendered:
+            flush()
+            blocks.append(rendered)
+            continue
         if not stripped or _ITEM_START.match(stripped):
             flush()
         if stripped:
@@ -246,13 +334,26 @@ def _blocks(text: str) -> list[str | list[tuple[str, str]]]:
     return blocks
 
 
+def _rendered_row(line: str) -> list[tuple[str, str]] | None:
+    """A table row as `knowledge.sentences` renders it for Slack ("Plan: Pro · Price per user: €60 · Storage:
+    100 GB", maybe after a "•" bullet) as the cell sentences of a Markdown row (``[("Pro, Price per user:
+    €60", "Pro"), ("Pro, Storage: 100 GB", "Pro")]``); None for any other line. Every part after the first
+    must be "header: cell" (a row whose first header is empty is left alone); the first cell names the row."""
+    parts = _ROW_BULLET.sub("", line).split(" · ")
+    cells = [_RENDERED_CELL.match(part) for part in parts]
+    if len(parts) < 2 or not all(cells) or ":" in cells[0].group(2):
+        return None
+    key = cells[0].group(2)
+    return _Row([(f"{key}, {c.group(1).strip()}: {c.group(2)}", key) for c in cells[1:]], cells[0].group(1).strip())
+
+
 def extract_values(text: str) -> list[Value]:
     """Every value with a unit stated in ``text`` (Markdown allowed), in reading order.
 
     Bare numbers, years and dates are not values: without a unit there is nothing to compare.
     """
     values = []
-    for sentence, row in sentences(clean_text(text)):
+    for sentence, row, header in _sentences(clean_text(text)):
         matches = [m for m in _VALUE.finditer(sentence) if _plausible(m, sentence)]
         taken = [(m.start(), m.end()) for m in matches]
         cjk = [m for m in _CJK_VALUE.finditer(sentence) if _cjk_plausible(m, sentence)
@@ -260,6 +361,8 @@ def extract_values(text: str) -> list[Value]:
         if not matches and not cjk:
             continue
         statement = _mask(sentence, matches, cjk)
+        if header:  # a cell: say what its row key is ("Plan: Pro, Price per user: €N")
+            statement = f"{header}: {statement}"
         edges = [0] + [m.end() + _per_phrases(sentence[m.end():])[1] for m in matches]
         ends = [m.start() for m in matches[1:]] + [len(sentence)]
         found = [(m.start(), _value(m, sentence, statement, left, right, row))
@@ -312,10 +415,11 @@ def _cjk_value(m: regex.Match, sentence: str, statement: str, row: str) -> Value
 def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int, row: str) -> Value | None:
     after = sentence[m.end():]
     per, consumed = _per_phrases(after)
-    if m.group("money"):
-        scale = (m.group("mscale") or "").strip().lower()
-        amount = _number(m.group("mval")) * {"k": 1e3, "million": 1e6, "m": 1e6}.get(scale, 1.0)
-        kind, unit, magnitude = "money", "money", (amount, amount)
+    if m.group("money") or m.group("money2"):
+        before = bool(m.group("money"))
+        scale = (m.group("mscale" if before else "mscale2") or "").strip().lower()
+        amount = _number(m.group("mval" if before else "mval2")) * {"k": 1e3, "million": 1e6, "m": 1e6}.get(scale, 1.0)
+        kind, unit, magnitude = "money", CURRENCIES[_currency(m)], (amount, amount)
     elif m.group("version"):
         kind = unit = "version"
         parts = [int(p) for p in m.group("vval").split(".")] + [0, 0]
@@ -340,7 +444,8 @@ def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int,
         else:
             kind, unit, factor = "count", "count:" + m.group("count").lower(), 1.0
         magnitude = (lo * factor, hi * factor)
-    unit += "".join("/" + p for p in per)
+    labelled = _label_per(sentence[left:m.start()]) if not per and kind not in ("version", "rate") else []
+    unit += "".join("/" + p for p in per or labelled)
     modified = _MODIFIED.match(after) if m.group("unit") and "-" in m.group(0) else None
     if modified:  # "a 40-hour week" describes the week, it states no amount of hours: compare only with weeks
         unit += ":" + modified.group(1).lower()
@@ -354,7 +459,29 @@ def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int,
         sentence=sentence,
         statement=statement,
         row=row,
+        period_open=bool(labelled) and not PERIODS & set(labelled),
     )
+
+
+def _label_per(before: str) -> list[str]:
+    """The "per …" qualifiers of the label a value follows, when it follows one ("Price per user: €60",
+    the table cell "Pro, Price per user: €60", "Monthly fee: $5", "Annual price per user: €540" → ["user"],
+    ["user"], ["month"], ["user", "year"]: a period last, as a sentence says it); [] when
+    the text before the value does not end in a label (a colon) or the label has none. The label starts
+    after the last sentence mark, "·" or "|" before it."""
+    text = before.rstrip(" *_`")
+    if not text.endswith(":"):
+        return []
+    label = regex.split(r"[.!?;·|]", text[:-1])[-1].lower()
+    found = [(m.start(), m.group(1) or m.group(2)) for m in _LABEL_PER.finditer(label)]
+    found += [(m.start(), _PERIOD_ADJECTIVES[m.group(1)]) for m in _LABEL_PERIOD.finditer(label)]
+    nouns = list(dict.fromkeys(noun[:-1] if noun.endswith("s") else noun for _, noun in sorted(found)))
+    return sorted(nouns, key=lambda noun: noun in PERIODS)  # "Annual price per user" → per user per year
+
+
+def _currency(m: regex.Match) -> str:
+    """The currency sign or code of a money match of `_VALUE`, as written ("$", "€", "EUR")."""
+    return (m.group("cur") or m.group("cur2") or m.group("cur3")).strip()
 
 
 def _per_phrases(after: str) -> tuple[list[str], int]:
@@ -396,7 +523,10 @@ def _mask(sentence: str, matches: list[regex.Match], cjk: list[regex.Match] = ()
     spans = []
     for m in matches:
         unit = m.group("unit") or m.group("count") or m.group("rate") or m.group("rshort") or ""
-        label = "$N" if m.group("money") else "version N" if m.group("version") else f"N {unit}".strip()
+        sign = _currency(m) if m.group("money") or m.group("money2") else ""
+        label = (f"{sign}N" if m.group("money") and len(sign) == 1 else f"{sign} N" if m.group("money")
+                 else f"N {sign}" if m.group("money2")
+                 else "version N" if m.group("version") else f"N {unit}".strip())
         spans.append((m.start(), m.end(), "N%" if m.group("pct") else label))
     spans += [(m.start(), m.end(), "N" + m.group("unit")) for m in cjk]
     out, last = [], 0

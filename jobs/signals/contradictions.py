@@ -10,8 +10,9 @@ One finding per pair of documents (not per statement: one page that is a year be
 many numbers at once, and one alert per number would bury it): alert ``contradiction``, severity "warning"
 (daily digest), labels ``{"doc_id": first page, "other_doc": second page}`` so the alert resolves at once when
 either page is archived (`jobs.alerts.resolve_gone_documents` reads ``doc_id``). Its annotations carry every
-conflicting statement (both values, both sentences, the kind) and both pages' dates (``last_modified`` of the
-index records). Review item: ``("contradiction", "<doc_a> ≠ <doc_b>")``, action "resolve_contradiction".
+conflicting statement (both values as written and with their units' "per …", both sentences, the kind) and
+both pages' dates (``last_modified`` of the index records); its summary leads with the two values and their
+units ("€60 per user vs €45 per user per month (money): …"). Review item: ``("contradiction", "<doc_a> ≠ <doc_b>")``, action "resolve_contradiction".
 """
 
 from __future__ import annotations
@@ -86,16 +87,38 @@ def _evidence(docs: dict[str, dict], doc_a: str, doc_b: str, items: list) -> dic
 
     return {
         "doc_a": page(doc_a), "doc_b": page(doc_b),
-        "statements": [{"kind": c.kind, "value_a": c.value_a, "value_b": c.value_b, "sentence_a": c.sentence_a[:300],
-                        "sentence_b": c.sentence_b[:300]} for c in items[:MAX_STATEMENTS]],
+        "statements": [{"kind": c.kind, "value_a": c.value_a, "value_b": c.value_b,
+                        "stated_a": c.stated_a or c.value_a, "stated_b": c.stated_b or c.value_b,
+                        "sentence_a": c.sentence_a[:300], "sentence_b": c.sentence_b[:300]}
+                       for c in items[:MAX_STATEMENTS]],
         "more": max(0, len(items) - MAX_STATEMENTS),
     }
 
 
+#: Characters of each page's sentence quoted in the summary (a digest line, not the evidence).
+SUMMARY_SENTENCE_CHARS = 120
+
+
 def _summary(evidence: dict[str, Any]) -> str:
-    """E.g. ``handbook:olu.md (2025-01-03) says 969, handbook:ops/tock.md (2024-11-02) says 1347 (code)``."""
+    """Both values as the pages write them, with their units, then each page with its date and sentence.
+
+    E.g. ``€60 per user vs €45 per user per month (money): pages:pricing.md (2026-11-02) “Pro, Price per
+    user: €60”; pages:faq.md (2026-12-01) “The Pro plan costs €45 per user per month.”`` or ``969 vs 1347
+    (code): handbook:olu.md (2025-01-03) “…”; handbook:ops/tock.md (2024-11-02) “…”``, then "; N more
+    conflicting statement(s)" when the pair disagrees on more. Sentences are cut at
+    `SUMMARY_SENTENCE_CHARS`.
+    """
     a, b, first = evidence["doc_a"], evidence["doc_b"], evidence["statements"][0]
     more = len(evidence["statements"]) - 1 + evidence["more"]
     tail = f"; {more} more conflicting statement(s)" if more else ""
-    return (f"{a['doc_id']} ({a['date'] or 'undated'}) says {first['value_a']}, {b['doc_id']} "
-            f"({b['date'] or 'undated'}) says {first['value_b']} ({first['kind']}): “{first['sentence_a'][:120]}”{tail}")
+
+    def page(doc: dict[str, str], sentence: str) -> str:
+        return f"{doc['doc_id']} ({doc['date'] or 'undated'}) “{_cut(sentence)}”"
+
+    value_a, value_b = first.get("stated_a") or first["value_a"], first.get("stated_b") or first["value_b"]
+    return (f"{value_a} vs {value_b} ({first['kind']}): {page(a, first['sentence_a'])}; "
+            f"{page(b, first['sentence_b'])}{tail}")
+
+
+def _cut(sentence: str) -> str:
+    return sentence if len(sentence) <= SUMMARY_SENTENCE_CHARS else sentence[:SUMMARY_SENTENCE_CHARS - 1] + "…"

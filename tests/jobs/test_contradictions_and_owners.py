@@ -126,6 +126,34 @@ async def test_contradiction_alert_and_review_item_then_one_message_per_owner(kb
     assert news["channel"] == "U0OLUOWNER" and "26 of 31" in news["text"] and "969" not in news["text"]
 
 
+async def test_a_contradiction_alert_shows_both_values_with_their_units(tmp_path, embedder, config):
+    """Issue 28: "| Pro | €60 |" under "Price per user" against "The Pro plan costs €45 per user per month."."""
+    from tests.bot.test_cli_ingest import write_pages
+    from tests.knowledge.test_contradictions import FAQ, ONBOARDING, PLANS, PRICING
+
+    docs = write_pages(tmp_path / "docs", PRICING)
+    pricing = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path / "kb",
+                            embedder=embedder)
+    pricing.sync()
+    home = tmp_path / "home"
+    home.mkdir()
+    runner = JobRunner(JobEnv(pricing.settings, home, config, kb=pricing, clock=lambda: NOW),
+                       signal_jobs={"contradictions": SIGNAL_JOBS["contradictions"]})
+
+    assert (await runner.run("contradictions")).outcome == "ok"
+    with FeedbackStore.open(home / "minerva.sqlite") as store:
+        found = {a.labels["other_doc"]: a for a in (s.alert for s in alerts.list_alerts(store, config, now=NOW))
+                 if a.alert == "contradiction" and a.labels["doc_id"] == PLANS}
+    assert sorted(found) == sorted([FAQ, ONBOARDING])
+    for alert in found.values():
+        assert alert.summary.startswith("€60 per user vs €45 per user per month (money): "), alert.summary
+        assert "“Pro, Price per user: €60”" in alert.summary and "€45 per user per month" in alert.summary
+        (stated,) = alert.annotations["statements"]
+        assert (stated["value_a"], stated["value_b"], stated["stated_a"], stated["stated_b"]) == (
+            "€60", "€45", "€60 per user", "€45 per user per month")
+    assert "The Pro plan costs €45 per user per month." in found[FAQ].summary
+
+
 @needs_shared
 async def test_an_owner_message_that_fails_is_not_ok_and_is_alerted(kb, config, tmp_path, fake_slack):
     home = tmp_path / "home"

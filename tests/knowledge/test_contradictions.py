@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from config import Settings, SourceConfig
 from knowledge import KnowledgeBase
-from knowledge.contradictions import changed_values, find_contradictions
-from knowledge.values import extract_values
+from knowledge.contradictions import changed_values, find_contradictions, passage_conflicts
+from knowledge.values import comparable, extract_values
 from tests.conftest import CORPUS, SAMPLE_KB, copy_pages, needs_shared
 
 HANDBOOK = CORPUS / "tts-handbook"
@@ -53,6 +53,48 @@ def test_table_cells_keep_their_row_and_column():
     cells = [(v.text, v.row, v.sentence) for v in extract_values(table) if v.text.endswith("hours")]
     assert cells == [("32 hours", "5 days", "5 days, Billable time: 32 hours"),
                      ("25.5 hours", "4 days", "4 days, Billable time: 25.5 hours")]
+
+
+def test_prices_in_other_currencies_are_values_of_their_own_currency():
+    assert _values("The Pro plan costs €45 per user per month.") == [("money:eur/user/month", "€45", (45.0, 45.0), "")]
+    assert [(u, t) for u, t, _m, _b in _values("Fees: 45 € a month, EUR 500 a year, £3k, USD 20 and 60 EUR.")] == [
+        ("money:eur/month", "45 €"), ("money:eur/year", "EUR 500"), ("money:gbp", "£3k"), ("money", "USD 20"),
+        ("money:eur", "60 EUR")]
+    (dollars,), (euros,) = extract_values("Pro costs $45."), extract_values("Pro costs €50.")
+    assert not dollars.conflicts_with(euros)  # no exchange rates: two currencies never compare
+
+
+def test_a_cell_takes_the_per_of_its_column_and_compares_with_a_sentence_that_adds_the_period():
+    table = "| Plan | Price per user | Storage |\n| --- | --- | --- |\n| Pro | €60 | 100 GB |\n"
+    price, storage = extract_values(table)
+    assert (price.unit, price.row, price.period_open, price.with_unit) == ("money:eur/user", "pro", True, "€60 per user")
+    assert price.statement == "Plan: Pro, Price per user: €N"  # the row's header says what "Pro" is
+    assert (storage.unit, storage.period_open) == ("size", False)
+    (monthly,), (yearly,), (seat,) = (extract_values(t) for t in (
+        "The Pro plan costs €45 per user per month.", "Pro costs €500 per user per year.", "Pro costs €5 per seat."))
+    assert comparable(price, monthly) and price.conflicts_with(monthly) and monthly.with_unit == "€45 per user per month"
+    assert comparable(price, yearly)  # the table names no period: either may be meant, the sentence decides
+    assert not comparable(price, seat) and not comparable(monthly, yearly)
+    (annual,) = extract_values("| Plan | Annual price per user |\n|---|---|\n| Pro | €540 |")
+    assert annual.unit == "money:eur/user/year" and not comparable(annual, monthly)
+
+
+def test_a_table_row_rendered_for_slack_reads_like_the_markdown_row():
+    rendered = extract_values("• Plan: Pro · Price per user: €60 · Storage: 100 GB")
+    markdown = extract_values("| Plan | Price per user | Storage |\n|---|---|---|\n| Pro | €60 | 100 GB |")
+    assert [(v.text, v.unit, v.row, v.statement) for v in rendered] == [
+        (v.text, v.unit, v.row, v.statement) for v in markdown]
+    assert [v.text for v in extract_values("Home · Docs · Pricing: €60 or more")] == ["€60"]  # not a row
+
+
+def test_passage_conflicts_pairs_a_table_row_with_the_sentence_naming_that_row_and_column():
+    rows = "Plan: Starter · Price per user: €20 · Storage: 10 GB\n\nPlan: Pro · Price per user: €60 · Storage: 100 GB"
+    pairs = {(a.text, b.text) for a, b in passage_conflicts(rows, "The Pro plan costs €45 per user per month.")}
+    assert pairs == {("€60", "€45")}  # the Starter row says nothing about Pro
+    assert {(a.text, b.text) for a, b in passage_conflicts(rows, "The Pro plan includes 50 GB of storage.")} == {
+        ("100 GB", "50 GB")}  # the row and a word of the column
+    assert passage_conflicts(rows, "The Starter plan costs €20 per user per month.") == []  # they agree
+    assert passage_conflicts("Plan: Pro · Uptime SLA: 99.9%", "Pro customers get a 20% discount.") == []
 
 
 def test_conflicts_need_the_same_unit_compatible_bounds_and_an_amount_outside_a_range():
@@ -155,6 +197,80 @@ def test_a_sentence_restated_with_another_value_in_a_chunk_of_another_topic_is_f
     found = find_contradictions(index, embedder)
 
     assert [(c.value_a, c.value_b) for c in found] in ([("$75", "$60")], [("$60", "$75")])
+
+
+#: Issue 28: a price in a pricing table, and other pages stating it in prose and in a list item.
+PRICING = {
+    "pricing/plans.md": """---
+title: Plans and pricing
+---
+# Plans and pricing
+
+Nimbus offers three plans. Prices are billed monthly.
+
+| Plan | Price per user | Storage |
+| --- | --- | --- |
+| Starter | €20 | 10 GB |
+| Pro | €60 | 100 GB |
+| Enterprise | €120 | 1 TB |
+""",
+    "sales/faq.md": """---
+title: Sales FAQ
+---
+# Sales FAQ
+
+## How much does Pro cost?
+
+The Pro plan costs €45 per user per month. Customers can upgrade at any time from the billing page.
+""",
+    "sales/onboarding.md": """---
+title: Customer onboarding checklist
+---
+# Customer onboarding checklist
+
+What to tell a new customer:
+
+- Pro plan price: €45 per user per month
+- Pro storage: 100 GB per workspace
+- Support replies within 1 business day
+""",
+}
+PLANS, FAQ, ONBOARDING = (f"docs:{page}" for page in PRICING)
+
+
+@pytest.fixture(scope="module")
+def pricing(tmp_path_factory, embedder) -> KnowledgeBase:
+    """The three pricing pages of issue 28 in one collection."""
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path_factory.mktemp("docs"), PRICING)
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path_factory.mktemp("home"),
+                       embedder=embedder)
+    kb.sync()
+    return kb
+
+
+def test_a_table_cell_contradicted_by_prose_and_by_a_list_item_on_other_pages_is_found(pricing, embedder):
+    index = pricing.index()
+    found = find_contradictions(index, embedder)
+    stated = {(c.doc_a, c.doc_b, c.kind, c.value_a, c.value_b, c.stated_a, c.stated_b) for c in found}
+    assert stated == {(PLANS, FAQ, "money", "€60", "€45", "€60 per user", "€45 per user per month"),
+                      (PLANS, ONBOARDING, "money", "€60", "€45", "€60 per user", "€45 per user per month")}, \
+        [c.to_json() for c in found]
+    assert all(c.sentence_a == "Pro, Price per user: €60" for c in found)
+    # the table's chunk and the FAQ's are two topics to the chunk model: the row and column pair them
+    rows = {c["doc_id"]: r for r, c in enumerate(index.chunks)}
+    assert float(index.vectors[rows[PLANS]] @ index.vectors[rows[FAQ]]) < 0.7
+
+
+def test_ask_warns_when_it_quotes_a_table_row_and_a_sentence_that_disagree(pricing):
+    answer = pricing.ask("What is the price per user of the Pro plan?")
+    quoted = {p.doc_id for p in answer.passages}
+    assert PLANS in quoted and quoted & {FAQ, ONBOARDING}, answer.text
+    assert answer.warnings, answer.text
+    assert all("€60 per user" in w and "€45 per user per month" in w and "Plans and pricing" in w
+               for w in answer.warnings), answer.warnings
+    assert not [w for w in answer.warnings if "€20" in w or "€120" in w]  # other rows are other plans
 
 
 @pytest.fixture(scope="module")
