@@ -69,9 +69,14 @@ def alerts_command(obj, show_all: bool, as_json: bool) -> None:
             }, ensure_ascii=False))
             continue
         labels = ",".join(f"{k}={v}" for k, v in sorted(a.labels.items()))
-        click.echo(f"{a.fingerprint}  {a.state:<8} {a.severity:<8} {a.alert}  {labels}  "
-                   f"value {a.value if a.value is not None else '-'} vs {a.threshold if a.threshold is not None else '-'}"
-                   f"  since {_when(a.started_at or a.first_seen_at)}" + (f"  [{note}]" if note else ""))
+        # a measured rate against its limit says something; a finding that fires as itself (value = threshold,
+        # a contradiction's "1.0 vs 1.0", issue 28) says it in its summary, printed below
+        measured = f"value {a.value:g} vs {a.threshold:g}  " if None not in (a.value, a.threshold) \
+            and a.value != a.threshold else ""
+        click.echo(f"{a.fingerprint}  {a.state:<8} {a.severity:<8} {a.alert}  {labels}  {measured}"
+                   f"since {_when(a.started_at or a.first_seen_at)}" + (f"  [{note}]" if note else ""))
+        if a.summary:
+            click.echo(f"    {' '.join(a.summary.split())[:200]}")
     if not statuses and not as_json:
         click.echo("No alerts." if show_all else "No firing or pending alerts (see --all).")
 
