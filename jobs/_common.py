@@ -124,9 +124,13 @@ def alias_targets(docs: dict[str, dict] | None) -> dict[str, str]:
         if doc.get("stage", "active") == "active":
             continue
         key = (doc["collection"], _page_key(doc["rel_path"], doc.get("versions_in_folders", False)))
-        # its own path, else an old path it shares with the current page (a rename: both list /tools/timesheets/)
-        target = by_key.get(key) or next((by_key[(doc["collection"], a)] for a in doc.get("aliases") or ()
-                                          if (doc["collection"], a) in by_key), None)
+        # its own path, else an old path it shares with the current page (a rename: both list /tools/timesheets/);
+        # not an older version of that page, whose votes judged the old text (versions keep their own feedback)
+        shared = next((by_key[(doc["collection"], a)] for a in doc.get("aliases") or ()
+                       if (doc["collection"], a) in by_key), None)
+        if shared and doc.get("version_family") and docs[shared].get("version_family") == doc["version_family"]:
+            shared = None
+        target = by_key.get(key) or shared
         if target and target != doc_id:
             targets[doc_id] = target
     for (collection, alias), target in by_key.items():
