@@ -252,9 +252,16 @@ def _unit_parts(unit: str) -> tuple[str, list[str]]:
     return base, per
 
 
+#: Site plumbing no reader sees, never a statement (issue 26: Pydantic's "<!-- old anchor … -->" and
+#: "[](){#ip-address-types}" were reported as two pages naming different channels): HTML comments, and
+#: attribute lists of Markdown extensions ("{#anchor}", "{: .class}", "{ #id .class }").
+_HIDDEN = regex.compile(r"<!--.*?(?:-->|$)|\{\s*[#:.][^{}\n]*\}", regex.S)
+
+
 def clean_text(text: str) -> str:
-    """Chunk text without code blocks, link targets, URLs or template tags."""
+    """Chunk text without code blocks, HTML comments, attribute lists, link targets, URLs or template tags."""
     text = _CODE_BLOCK.sub(" ", text)
+    text = _HIDDEN.sub(" ", text)
     text = _LINK.sub(r"\1", text)
     return _URL.sub(" ", text)
 

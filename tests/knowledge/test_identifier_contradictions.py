@@ -89,3 +89,14 @@ def test_two_versions_of_one_page_never_contradict(tmp_path, embedder):
     for folder, snapshot in (("finance", "2021-12"), ("people", "2025-02")):
         copy_pages(tmp_path / "pages" / folder, {"tools/tock.md": HANDBOOK / snapshot / "tools/tock.md"})
     assert find_contradictions(_kb(tmp_path / "pages", tmp_path / "home3", embedder).index(), embedder)
+
+
+@needs_shared
+def test_an_html_comment_and_an_anchor_are_never_a_channel():
+    """Issue 26 item 3: Pydantic's ``<!-- old anchor … -->`` and ``[](){#ip-address-types}`` were read as a Slack
+    channel and paired with another page's anchor as a contradiction."""
+    from knowledge.identifiers import extract_identifiers
+
+    page = (CORPUS / "pydantic-docs" / "v2.13.4" / "api" / "standard_library_types.md").read_text(encoding="utf-8")
+    assert [i.text for i in extract_identifiers(page) if i.kind == "channel"] == []
+    assert [i.text for i in extract_identifiers("Ask in #admins-slack for access.") if i.kind == "channel"]
