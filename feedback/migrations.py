@@ -477,6 +477,36 @@ def current_version(conn: Connection) -> int:
     return int(conn.execute(sa.text("SELECT coalesce(max(version), 0) FROM schema_migrations")).scalar())
 
 
+def add_missing(conn: Connection, found: int) -> None:
+    """Brings a PostgreSQL store made by an older Minerva (schema version ``found``) to the newest one: creates
+    the tables `feedback.schema` has and it lacks, adds the columns it lacks (with their server defaults), and
+    records the versions in ``schema_migrations``. Every migration since PostgreSQL stores exist only adds
+    tables or columns (issue 27's ``reply_retries`` and ``answers.delivered``, issue 26's
+    ``citations.answering``), so adding what is missing is the migration; SQLite files run `MIGRATIONS`.
+
+    Runs inside the caller's write transaction, holding `SCHEMA_LOCK_KEY`."""
+    schema.METADATA.create_all(conn)  # only the tables that are not there
+    inspector = sa.inspect(conn)
+    preparer = conn.dialect.identifier_preparer
+    for table in schema.METADATA.sorted_tables:
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            kind = column.type.compile(dialect=conn.dialect)
+            default = column.server_default.arg if column.server_default is not None else None
+            # NOT NULL only with a default that fills the rows already there
+            rest = f" DEFAULT {default} NOT NULL" if default is not None and not column.nullable else (
+                f" DEFAULT {default}" if default is not None else "")
+            conn.execute(sa.text(f"ALTER TABLE {preparer.quote(table.name)} ADD COLUMN "
+                                 f"{preparer.quote(column.name)} {kind}{rest}"))
+    applied_at = utc_iso(None, field="applied_at")
+    conn.execute(schema.schema_migrations.insert(), [
+        {"version": number, "name": migration.__name__, "applied_at": applied_at}
+        for number, migration in enumerate(MIGRATIONS, start=1) if number > found
+    ])
+
+
 def create_current(conn: Connection) -> None:
     """Creates every table of `feedback.schema` in an empty store and stamps it with the newest version.
 

@@ -53,6 +53,7 @@ from feedback.db import (
 from feedback.migrations import (
     MIGRATIONS,
     SCHEMA_LOCK_KEY,
+    add_missing,
     apply_migrations,
     create_current,
     current_version,
@@ -609,6 +610,9 @@ def _prepare(engine: Engine, shown: str) -> int:
             raise SchemaTooNew(shown, found, len(MIGRATIONS))
         if found == 0:
             create_current(conn)
+            return len(MIGRATIONS)
+        if is_postgres(conn) and found < len(MIGRATIONS):  # made by an older Minerva: add what it lacks
+            add_missing(conn, found)
             return len(MIGRATIONS)
         return found
 

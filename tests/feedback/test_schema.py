@@ -48,3 +48,27 @@ def test_postgresql_store_has_the_same_tables_columns_and_indexes(tmp_path: Path
     assert set(postgres) == set(sqlite)
     for table in sqlite:
         assert postgres[table] == sqlite[table], table
+
+
+def test_a_postgresql_store_made_by_an_older_minerva_gets_what_it_lacks(tmp_path: Path, postgres_url: str) -> None:
+    """A replica upgraded past migrations 9 and 10 found a version-8 PostgreSQL store and tried to migrate a
+    SQLite file named after the database instead; now the missing table and columns are added, rows kept."""
+    with FeedbackStore.open(postgres_url) as store:
+        store.record_answer(answer_id="old1", question="q", channel=None, thread_ts=None, user_id=None,
+                            retrieved=[{"chunk_id": "a:x.md#0", "doc_id": "a:x.md", "score": 0.9}],
+                            cited_doc_ids=["a:x.md"], refused=False, top_score=0.9, latency_ms=1.0)
+    engine = sa.create_engine(postgres_url)
+    with engine.begin() as conn:  # as a store of version 8 looked
+        conn.execute(sa.text("ALTER TABLE citations DROP COLUMN answering"))
+        conn.execute(sa.text("ALTER TABLE answers DROP COLUMN delivered"))
+        conn.execute(sa.text("DROP TABLE reply_retries"))
+        conn.execute(sa.text("DELETE FROM schema_migrations WHERE version > 8"))
+    engine.dispose()
+
+    with FeedbackStore.open(postgres_url) as store:
+        with store.snapshot() as conn:
+            citation = conn.execute(sa.text("SELECT doc_id, answering FROM citations")).one()
+            versions = conn.execute(sa.text("SELECT max(version) FROM schema_migrations")).scalar()
+    assert tuple(citation) == ("a:x.md", 1) and versions == len(MIGRATIONS)
+    upgraded, created = shape(postgres_url), shape(tmp_path / "new.sqlite")
+    assert set(upgraded) == set(created) and all(upgraded[t]["columns"] == created[t]["columns"] for t in created)
