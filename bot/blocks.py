@@ -197,7 +197,7 @@ def answer_blocks(answer: Answer) -> list[dict]:
     for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
         if text and not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
             quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
-            blocks.extend(section_blocks(f"{quoted}\n[{number}]"))
+            blocks.extend(section_blocks(quoted))  # the source line right below names it, "[n]" and all
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
         blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language)))

