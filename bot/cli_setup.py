@@ -68,6 +68,7 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
             click.echo(f"    versions of one page: {' → '.join(chain)} (only the last is searched)")
         if len(src.version_chains) > 10:
             click.echo(f"    … and {len(src.version_chains) - 10} more pages with versions")
+    _warn_other_index(config)
     cjk = sum(cjk_pages(Path(f)) for f in folders)
     if cjk:  # English questions cannot find these pages with the English default model
         click.echo(f"  {cjk} page(s) written in Korean or Japanese: questions in any language find English pages "
@@ -116,3 +117,25 @@ def sources_remove(obj, name: str) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"forgot source {removed.name!r} ({removed.path}); the next `minerva ingest` removes its pages")
+
+
+def _warn_other_index(config: Path) -> None:
+    """Say so when the data folder of the new config (``var/`` beside it) already holds another config's index:
+    the README's first command puts the sample there, and the first ``ingest`` would then stop rather than remove
+    its pages (a newcomer met that stop with no warning from ``init``)."""
+    from config import load_settings
+    from knowledge.index import live_manifest
+
+    home = config.parent / "var"
+    try:
+        manifest = live_manifest(home)
+    except Exception:  # no index, or one this version cannot read: nothing to warn about
+        return
+    synced = sorted(manifest.get("sources") or ())
+    if not synced or set(synced) & {s.name for s in load_settings(config).sources}:
+        return
+    click.echo(f"  note: {home} already holds an index of {', '.join(synced)} (synced with "
+               f"{manifest.get('config') or 'another config'}); the first `minerva --config {config} ingest` stops "
+               "so as not to remove those pages: add --replace to index your folders there instead, or keep the "
+               "config in another folder")
+

