@@ -79,7 +79,7 @@ def contradictions(obj, threshold: float | None, across_collections: bool, limit
             click.echo(json.dumps(item.to_json(), ensure_ascii=False))
         return
     for item in shown:
-        click.echo(f"{item.kind}: {item.value_a} vs {item.value_b}")
+        click.echo(f"{item.kind}: {item.stated_a or item.value_a} vs {item.stated_b or item.value_b}")  # with units
         click.echo(f"  {item.doc_a}: {item.sentence_a}")
         click.echo(f"  {item.doc_b}: {item.sentence_b}")
     more = f", {len(shown)} shown" if len(shown) < len(found) else ""
