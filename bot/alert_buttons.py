@@ -20,8 +20,9 @@ from bot.blocks import escape
 from bot.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_SILENCE_ACTION, parse_alert_value,
                                parse_page_value)
 from feedback import FeedbackError
-from jobs.alerts import AlertingError, acknowledge
-from jobs.page_actions import page_action
+from jobs.alerts import AlertingError, acknowledge, get_alert
+from jobs.owners import owner_of
+from jobs.page_actions import QUARANTINE, RELEASE, page_action, put_back, take_out
 from jobs.silences import BUTTON_HOURS, add_silence
 
 log = structlog.get_logger(__name__)
@@ -108,10 +109,6 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
         defaults: collection → its configured owner.
         admins: user and user group ids of `config.SlackConfig.admins`.
     """
-    from jobs.alerts import get_alert
-    from jobs.owners import owner_of
-    from jobs.page_actions import QUARANTINE, RELEASE, put_back, take_out
-
     user = (body.get("user") or {}).get("id", "")
     now = datetime.now(timezone.utc)
     loop = asyncio.get_running_loop()

@@ -20,7 +20,7 @@ import structlog
 NOISY = ("sentence_transformers", "httpx", "bm25s", "urllib3", "filelock")
 
 
-_json_lines: list[bool] = [False]
+_as_json = False  # what the last `configure_logging` chose
 
 
 def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
@@ -31,7 +31,8 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
         fmt: "json", "console", or "auto" (console when stderr is a terminal, else JSON).
     """
     as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
-    _json_lines[:] = [as_json]
+    global _as_json
+    _as_json = as_json
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     numeric = logging.getLevelName(level.upper())
     shared = [structlog.stdlib.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)]
@@ -56,14 +57,14 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
 
 def json_lines() -> bool:
     """Whether log lines are JSON (`configure_logging`): progress bars and other terminal output stay off then."""
-    return _json_lines[0]
+    return _as_json
 
 
 def say(text: str, event: str, **fields) -> None:
     """Tell the operator ``text`` on stderr whatever the log level (the server's start lines): as is in a terminal,
     as a JSON line with ``event``, ``message`` and ``fields`` when lines are JSON, so that a log collector never
     meets a line it cannot parse."""
-    if not _json_lines[0]:
+    if not _as_json:
         click.echo(text, err=True)
         return
     stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")

@@ -41,7 +41,7 @@ def version_chains_in(folder: Path) -> list[list[str]]:
             found = version_folder_of(rel)
             if found:
                 families.setdefault(found[0], []).append((found[1], rel))
-    return [[rel for _, rel in sorted(members, key=lambda m: _version_order(m[0]))]
+    return [[rel for _, rel in sorted(members, key=lambda m: version_key(m[0]))]
             for _, members in sorted(families.items()) if len(members) > 1]
 
 
@@ -71,8 +71,10 @@ def cjk_pages(folder: Path) -> int:
     return count
 
 
-def _version_order(version: str) -> tuple:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[a-zA-Z]+", version))
+def version_key(version: str) -> tuple:
+    """Sort key for versions: numeric parts compare as numbers ("v1.10.26" < "v2.13.4", "2021-12" < "2025-02").
+    The one order of versions, for ``init`` here and for the sync (`knowledge.versions`)."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[a-zA-Z]+", str(version)))
 
 
 @dataclass

@@ -41,14 +41,11 @@ def take_out(store, config, doc_ids: list[str], *, by: str, reason: str, now: da
 
     Raises:
         ValueError: a doc id is not "collection:path"."""
-    changed = []
-    for doc_id in doc_ids:
-        if killswitch.quarantine(store, doc_id, reason=reason, changed_by=by, now=now):
-            changed.append(doc_id)
-            alerts.announce(store, config, killswitch.announcement(
-                what=f"document {doc_id}", subject={"doc_id": doc_id}, why=reason,
-                command=killswitch.release_command(doc_id), by=by), now=now)
-    return changed
+    return _each_changed(
+        doc_ids, lambda d: killswitch.quarantine(store, d, reason=reason, changed_by=by, now=now),
+        lambda d: alerts.announce(store, config, killswitch.announcement(
+            what=f"document {d}", subject={"doc_id": d}, why=reason, command=killswitch.release_command(d), by=by),
+            now=now))
 
 
 def put_back(store, config, doc_ids: list[str], *, by: str, reason: str, now: datetime) -> list[str]:
@@ -56,9 +53,15 @@ def put_back(store, config, doc_ids: list[str], *, by: str, reason: str, now: da
 
     Raises:
         ValueError: a doc id is not "collection:path"."""
+    return _each_changed(doc_ids, lambda d: killswitch.release(store, d, reason=reason, changed_by=by, now=now),
+                         lambda d: alerts.resolve_announcement(store, config, {"doc_id": d}, now=now))
+
+
+def _each_changed(doc_ids: list[str], change, then) -> list[str]:
+    """The ids ``change(id)`` changed (it returns False when there was nothing to do), ``then(id)`` run for each."""
     changed = []
     for doc_id in doc_ids:
-        if killswitch.release(store, doc_id, reason=reason, changed_by=by, now=now):
+        if change(doc_id):
+            then(doc_id)
             changed.append(doc_id)
-            alerts.resolve_announcement(store, config, {"doc_id": doc_id}, now=now)
     return changed

@@ -25,18 +25,12 @@ from pathlib import PurePosixPath
 
 import structlog
 
-from config.starter import version_folder_of
+from config.starter import version_folder_of, version_key  # noqa: F401  (version_key: this module's API too)
 
 log = structlog.get_logger(__name__)
 
 _NAME_VERSION = re.compile(r"^(?P<family>.+?)[-_.]v(?P<version>\d+(?:\.\d+)*)$", re.I)
 STAGES = ("active", "archived", "deprecated")
-
-
-def version_key(version: str) -> tuple:
-    """Sort key for versions: numeric parts compare as numbers ("v1.10.26" < "v2.13.4", "2021-12" < "2025-02")."""
-    parts = re.findall(r"\d+|[a-zA-Z]+", str(version))
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def family_of(rel_path: str, metadata: dict, versions_in_folders: bool) -> tuple[str, str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+import typing
 from pathlib import Path
 
 import click
@@ -30,15 +31,13 @@ _GROUP_OPTIONS = {"--config", "--home", "--log-level", "--log-format"}
 
 
 def _section_classes() -> dict[str, type]:
-    """``section`` → its dataclass, for the fields of `config.Settings` that are dataclasses."""
-    hints = {f.name: f for f in dataclasses.fields(settings_module.Settings)}
+    """``section`` → its dataclass, for the fields of `config.Settings` whose type is one (``X | None`` too)."""
     out = {}
-    for name, f in hints.items():
-        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
-        cls = getattr(settings_module, str(kind).split("|")[0].strip(), None)
-        if dataclasses.is_dataclass(cls):
-            out[name] = cls
-    out["sources"] = settings_module.SourceConfig
+    for name, kind in typing.get_type_hints(settings_module.Settings).items():
+        kinds = [k for k in (typing.get_args(kind) or (kind,)) if dataclasses.is_dataclass(k)]
+        if kinds:
+            out[name] = kinds[0]
+    out["sources"] = settings_module.SourceConfig  # a list of them
     return out
 
 
