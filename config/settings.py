@@ -35,6 +35,20 @@ _SLACK_OWNER = re.compile(r"^[UWS][A-Z0-9]{2,}$")
 _SLACK_OWNER_MENTION = re.compile(r"^<(?:@|!subteam\^)([UWS][A-Z0-9]{2,})(?:\|[^>]*)?>$")
 
 
+#: Who can be asked: a user (U…/W…), a user group (S…) or a channel (C…, G… for a private one).
+_SLACK_EXPERTS = re.compile(r"^[UWSCG][A-Z0-9]{2,}$")
+
+
+def expert_target(value: object) -> str | None:
+    """The Slack id of whom to ask ``value`` names: a user, user group or channel id, or a mention of one
+    (``"<@U…>"``, ``"<!subteam^S…|@x>"``, ``"<#C…|name>"``); None when it names none ("off", a channel name, a
+    broadcast). Issue 25 item 1."""
+    text = str(value or "").strip()
+    mention = re.match(r"^<(?:@|!subteam\^|#)([UWSCG][A-Z0-9]{2,})(?:\|[^>]*)?>$", text)
+    text = mention.group(1) if mention else text
+    return text if _SLACK_EXPERTS.match(text) else None
+
+
 def slack_owner_id(value: object) -> str | None:
     """The Slack user or user-group id ``value`` names (``"U024BE7LH"``, ``"<@U024BE7LH>"``,
     ``"<!subteam^S0614TZR7|@docs>"`` → the id), or None when it names none: a channel name ("general"), a
@@ -58,6 +72,10 @@ class SourceConfig:
     the newest is searchable. ``git: true`` syncs only files changed since the last synced commit.
     ``owner`` (optional): the Slack user (``U…``/``W…``) or user group (``S…``) told about findings on this
     collection's pages whose front matter names no ``owner`` of its own (issue 11 item 9, `jobs.owners`).
+    ``verify_days`` (optional): how often the owner confirms each page is still correct; a page's front matter
+    ``verify_days`` overrides it; None = pages are never due (issue 25 item 3). ``experts``: who is asked when a
+    reply citing this collection's pages is escalated (a user ``U…``, user group ``S…`` or channel ``C…``/``G…``);
+    empty = the channel's experts, else ``experts.ask``.
     """
 
     name: str
@@ -71,8 +89,16 @@ class SourceConfig:
     versions: str = ""
     git: bool = False
     owner: str = ""
+    verify_days: int | None = None
+    experts: str = ""
 
     def __post_init__(self) -> None:
+        if self.verify_days is not None and self.verify_days < 1:
+            raise ConfigError(f"source {self.name!r}: verify_days must be a whole number of days ≥ 1, "
+                              f"not {self.verify_days!r}")
+        if self.experts and expert_target(self.experts) is None:
+            raise ConfigError(f"source {self.name!r}: experts must be a Slack user (U…), user group (S…) or "
+                              f"channel (C…/G…) id, not {self.experts!r}")
         if self.owner and not _SLACK_OWNER.match(self.owner):
             raise ConfigError(f"source {self.name!r}: owner must be a Slack user or user group id (U…, W… or S…), "
                               f"not {self.owner!r}")
@@ -289,6 +315,84 @@ class SlackConfig:
                               f"not {self.app_id!r}")
 
 
+#: How the bot takes questions in a channel: only when mentioned, or also any message there that asks something.
+RESPOND_MODES = ("mention", "questions")
+REPLY_LANGUAGES = ("", "en", "ko", "ja")
+
+
+@dataclass
+class ChannelConfig:
+    """Settings of one Slack channel, keyed by its id (``C…``/``G…``) under ``channels:`` (issue 25 item 4).
+
+    ``collections``: the source names a question asked there may cite; empty = every collection the asker may
+    see. ``respond``: ``mention`` (default) answers mentions and ``/ask`` only; ``questions`` also answers a
+    top-level message in the channel that asks something. ``private``: replies are ephemeral (only the asker
+    sees them) instead of in the thread. ``experts``: who "Ask an expert" asks from this channel (a user ``U…``,
+    user group ``S…`` or channel ``C…``), or ``off`` for no button; empty = ``experts.ask``. ``language``: the
+    reply language when the question's own is unclear (``en``, ``ko``, ``ja``; empty = English). A channel
+    without settings uses the defaults.
+    """
+
+    collections: list[str] = field(default_factory=list)
+    respond: str = "mention"
+    private: bool = False
+    experts: str | bool = ""
+    language: str = ""
+
+    def __post_init__(self) -> None:
+        if self.experts is False:  # YAML reads an unquoted ``off`` as false
+            self.experts = "off"
+        elif self.experts is True:
+            raise ConfigError("experts must be 'off' or whom to ask, not true")
+        if self.respond not in RESPOND_MODES:
+            raise ConfigError(f"respond must be one of {RESPOND_MODES}, not {self.respond!r}")
+        if self.language not in REPLY_LANGUAGES:
+            raise ConfigError(f"language must be one of {REPLY_LANGUAGES[1:]} or empty, not {self.language!r}")
+        if self.experts and self.experts != "off" and expert_target(self.experts) is None:
+            raise ConfigError(f"experts must be 'off' or a Slack user (U…), user group (S…) or channel (C…/G…) "
+                              f"id, not {self.experts!r}")
+
+
+@dataclass
+class ExpertsConfig:
+    """Asking a person from a reply, and keeping their answer (issue 25 items 1–2).
+
+    ``ask``: whom "Ask an expert" asks by default (a user ``U…``, user group ``S…`` or channel ``C…``); empty =
+    no button unless a channel or collection names someone. ``remind_after_hours``: an unanswered request is
+    reminded once after this long, then listed in the digest. ``answer_days``: a stored expert answer is shown
+    for this many days after it was given, then it expires.
+    """
+
+    ask: str = ""
+    remind_after_hours: float = 24.0
+    answer_days: int = 180
+
+    def __post_init__(self) -> None:
+        if self.ask and expert_target(self.ask) is None:
+            raise ConfigError(f"experts.ask must be a Slack user (U…), user group (S…) or channel (C…/G…) id, "
+                              f"not {self.ask!r}")
+        if self.remind_after_hours <= 0 or self.answer_days < 1:
+            raise ConfigError("experts.remind_after_hours must be > 0 and experts.answer_days ≥ 1")
+
+
+@dataclass
+class VerificationConfig:
+    """Owners confirming their pages (issue 25 item 3). The interval itself is per source or page
+    (``verify_days``).
+
+    ``remind_after_days``: a due page not answered is reminded once after this many days. ``archive_after_days``:
+    a page neither verified nor cited for this long is proposed for archiving (a review item; never archived
+    without a person).
+    """
+
+    remind_after_days: int = 7
+    archive_after_days: int = 365
+
+    def __post_init__(self) -> None:
+        if self.remind_after_days < 1 or self.archive_after_days < 1:
+            raise ConfigError("verification.remind_after_days and archive_after_days must be ≥ 1")
+
+
 @dataclass
 class DashboardConfig:
     """The quality report at GET /dashboard of ``minerva serve``. Off by default: its charts carry users'
@@ -391,6 +495,9 @@ class Settings:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     database: DatabaseConfig = field(default_factory=DatabaseConfig)
     generator: GeneratorConfig | None = None
+    channels: dict[str, ChannelConfig] = field(default_factory=dict)
+    experts: ExpertsConfig = field(default_factory=ExpertsConfig)
+    verification: VerificationConfig = field(default_factory=VerificationConfig)
     path: Path | None = None
 
     def __post_init__(self) -> None:
@@ -403,6 +510,11 @@ class Settings:
             if src.name == name:
                 return src
         raise ConfigError(f"no source named {name!r}; configured: {[s.name for s in self.sources]}")
+
+    def channel(self, channel_id: str | None) -> ChannelConfig:
+        """The settings of channel ``channel_id``; the defaults (a fresh `ChannelConfig`) for a channel, DM or
+        None without any."""
+        return self.channels.get(channel_id or "") or ChannelConfig()
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
@@ -430,7 +542,21 @@ def load_settings(path: str | Path | None = None) -> Settings:
     names = [s.name for s in settings.sources]
     if len(set(names)) != len(names):
         raise ConfigError(f"{path}: source names must be unique, got {names}")
+    _check_channels(settings, path)
     return settings
+
+
+def _check_channels(settings: Settings, path: Path) -> None:
+    """Channel keys are channel ids and their collections exist. Raises ConfigError naming the key."""
+    names = {s.name for s in settings.sources}
+    for channel_id, channel in settings.channels.items():
+        if not re.match(r"^[CG][A-Z0-9]{2,}$", channel_id):
+            raise ConfigError(f"{path}: channels.{channel_id}: a channel is named by its id (C…, or G… for a "
+                              "private one; Slack shows it under the channel's name → About), not by its name")
+        unknown = [c for c in channel.collections if c not in names]
+        if unknown:
+            raise ConfigError(f"{path}: channels.{channel_id}.collections: no source named {unknown[0]!r}; "
+                              f"configured: {sorted(names)}")
 
 
 def read_yaml_mapping(path: Path, what: str) -> dict:
@@ -479,7 +605,8 @@ def _convert(hint, value, where: str):
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(hint) if a is not type(None)]
-        return None if value is None else _convert(args[0], value, where)
+        fitting = [a for a in args if isinstance(a, type) and isinstance(value, a)]
+        return None if value is None else _convert((fitting or args)[0], value, where)
     if dataclasses.is_dataclass(hint):  # a section left empty (``answer:`` and comments) means its defaults
         return _build(hint, {} if value is None else value, where=f"{where}.")
     if origin is dict:

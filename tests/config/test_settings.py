@@ -86,7 +86,7 @@ def test_empty_file_gives_defaults(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, chunking, dashboard, database, embedding,"),
+        ("retrievel:\n  fusion: rrf\n", "unknown key 'retrievel' (known keys: answer, channels, chunking, dashboard, database, embedding,"),
         ("retrieval:\n  fusio: rrf\n", "unknown key 'retrieval.fusio' (known keys: bm25_b, bm25_k1, candidates,"),
         ("sources:\n  - name: a\n    path: .\n    colour: red\n", "unknown key 'sources[0].colour'"),
         ("answer:\n  calibration:\n    rew: [0, 1]\n", "unknown key 'answer.calibration.rew'"),
@@ -177,3 +177,43 @@ def test_source_lookup_by_name():
     assert settings.source("hb").path == "/x"
     with pytest.raises(ConfigError, match=r"no source named 'wiki'; configured: \['hb'\]"):
         settings.source("wiki")
+
+
+def _write_config(tmp_path, text: str) -> Path:
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    path = tmp_path / "minerva.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_channel_settings_are_read_and_a_channel_without_any_gets_the_defaults(tmp_path):
+    path = _write_config(tmp_path, """
+sources:
+  - {name: handbook, path: docs, experts: "<!subteam^S0HR|@people>", verify_days: 90}
+channels:
+  C0HANDBOOK: {collections: [handbook], respond: questions, private: true, experts: off, language: ko}
+experts: {ask: U0EXPERT, remind_after_hours: 12}
+verification: {remind_after_days: 3}
+""")
+    settings = load_settings(path)
+    channel = settings.channel("C0HANDBOOK")
+    assert (channel.collections, channel.respond, channel.private, channel.experts, channel.language) == (
+        ["handbook"], "questions", True, "off", "ko")
+    assert settings.channel("C0OTHER").respond == "mention" and settings.channel(None).collections == []
+    assert settings.experts.ask == "U0EXPERT" and settings.experts.remind_after_hours == 12.0
+    assert settings.verification.remind_after_days == 3
+    assert settings.sources[0].verify_days == 90 and settings.sources[0].experts.startswith("<!subteam^S0HR")
+
+
+@pytest.mark.parametrize("text, says", [
+    ("channels:\n  general: {respond: mention}\n", "by its id"),
+    ("channels:\n  C0X: {collections: [nowhere]}\n", "no source named 'nowhere'"),
+    ("channels:\n  C0X: {respond: always}\n", "respond must be one of"),
+    ("channels:\n  C0X: {experts: '#help'}\n", "experts must be 'off'"),
+    ("channels:\n  C0X: {language: fr}\n", "language must be one of"),
+    ("experts: {ask: everyone}\n", "experts.ask must be"),
+    ("sources:\n  - {name: h, path: docs, verify_days: 0}\n", "verify_days must be"),
+])
+def test_bad_channel_and_expert_settings_are_refused_with_the_key(tmp_path, text, says):
+    with pytest.raises(ConfigError, match=says):
+        load_settings(_write_config(tmp_path, text))
