@@ -20,8 +20,13 @@ Scored per cut:
 - recall: the share of topics with a gap holding at least half of their questions;
 - one gap per topic: topics split into two or more gaps count against it (``split_topics``).
 
-The cut with the best F1 on the fitting part (ties: the higher cut, fewer merges) is reported, with every cut's
-figures on both parts; the cut that ships (`jobs.question_gaps.GAP_SIMILARITY`) is scored the same way.
+The cut chosen is the middle of the range of cuts with the best F1 on the fitting part (the cut farthest from
+both edges of that range; until 2026-12-04 it was the range's top, which sat on the edge and lost a validation
+topic), reported with every cut's figures on both parts; the cut that ships (`jobs.question_gaps.GAP_SIMILARITY`)
+is scored the same way. A second, fresh set (``benchmarks/data/gap_paraphrases_fresh.jsonl``: 3 more absent
+topics — wedding gifts, birthday leave, visa sponsorship — 12 questions each in the same mix of languages, and
+12 one-off questions), written after that rule was chosen and never used to choose anything, is scored at the
+chosen and the shipped cut.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from knowledge.embedding_profiles import USEEmbedder  # noqa: E402
 from knowledge.kbeval import split_by_page  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "gap_paraphrases.jsonl"
+FRESH = ROOT / "benchmarks" / "data" / "gap_paraphrases_fresh.jsonl"
 CUTS = tuple(round(c, 2) for c in np.arange(0.20, 0.56, 0.025))
 PURE = 0.8
 
@@ -86,6 +92,14 @@ def score(questions: list[dict], vectors: np.ndarray, cut: float, min_questions:
             "languages_per_gap": [sorted({q["lang"] for q in g}) for g in gaps]}
 
 
+def middle_of_best(rows: list[dict]) -> dict:
+    """The row in the middle of the run of cuts sharing the best F1 (``rows`` ordered by cut); of two middles,
+    the higher cut. A cut at the edge of that run is one noisy question away from a worse F1."""
+    top = max(row["f1"] for row in rows)
+    tied = [row for row in rows if row["f1"] == top]
+    return tied[len(tied) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None)
@@ -100,9 +114,11 @@ def main() -> None:
         parts[name] = (part, vectors)
     table = {name: [score(part, vectors, cut, cfg.min_questions, cfg.min_users) for cut in CUTS]
              for name, (part, vectors) in parts.items()}
-    best = max(table["fitting"], key=lambda row: (row["f1"], row["cut"]))
+    best = middle_of_best(table["fitting"])
     chosen = next(row for row in table["validation"] if row["cut"] == best["cut"])
     shipped = GAP_SIMILARITY["usem3"]
+    fresh = load(FRESH)
+    fresh_vectors = model.embed([q["question"] for q in fresh], kind="query")
     emit({"questions": {name: len(part) for name, (part, _) in parts.items()},
           "topics": {name: sorted({q["topic"] for q in part if q["topic"]}) for name, (part, _) in parts.items()},
           "min_questions": cfg.min_questions, "min_users": cfg.min_users,
@@ -110,6 +126,9 @@ def main() -> None:
           "shipped_cut": shipped,
           "at_shipped": {name: score(part, vectors, shipped, cfg.min_questions, cfg.min_users)
                          for name, (part, vectors) in parts.items()},
+          "fresh": {"questions": len(fresh), "topics": sorted({q["topic"] for q in fresh if q["topic"]}),
+                    "at_chosen": score(fresh, fresh_vectors, best["cut"], cfg.min_questions, cfg.min_users),
+                    "at_shipped": score(fresh, fresh_vectors, shipped, cfg.min_questions, cfg.min_users)},
           "by_cut": table}, args.out)
 
 

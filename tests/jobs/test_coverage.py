@@ -80,7 +80,8 @@ def test_unrelated_refusals_make_no_gap(ctx) -> None:  # noqa: F811
     _refuse(ctx.store, UNRELATED)
     result = coverage.check(ctx)
     assert result.findings == [] and result.status["gaps"] == 0
-    assert result.status["scan"]["questions"] == 10 and result.status["scan"]["groups"] >= 8
+    # company events in three languages (softball, year-end party, company trip) may meet; nothing forms a gap
+    assert result.status["scan"]["questions"] == 10 and result.status["scan"]["groups"] >= 6
 
 
 def test_a_topic_asked_by_too_few_users_or_too_long_ago_is_no_gap(ctx) -> None:  # noqa: F811
