@@ -66,10 +66,10 @@ READ_PASSAGES = 5
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(
     r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b", regex.I)
-#: A fenced block of commands (no language, a shell's, or a query to run: PromQL, SQL): an example program is
-#: not an instruction.
+#: A fenced block of commands or settings (no language, a shell's, a query to run: PromQL, SQL, or a config
+#: file's: "the Flake8 configuration can be adapted:" + ini): an example program is not an instruction.
 _FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \t]*$", regex.M)
-_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|)\s*\n", regex.I)
+_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|ini|toml|ya?ml|cfg|conf|properties|env|dotenv|)\s*\n", regex.I)
 _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -331,6 +331,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
             if p.heading and p.heading not in citation.heading.split("; "):
                 heading = f"{citation.heading}; {p.heading}" if citation.heading else p.heading
                 answer.citations[i] = replace(citation, heading=heading)
+    direct = [c for k, c in enumerate(direct) if k == 0 or not _dangling(c, direct, units)]
     if len(sections) > 1 and direct:  # "what does it mean and how do I fix it": the page's order, Meaning first
         page = passages[direct[0].passage].doc_id
         direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
@@ -347,6 +348,15 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
     answer.text = plain_text(answer)
     return ranked
+
+
+def _dangling(c: _Candidate, direct: list[_Candidate], units: list[list[Unit]]) -> bool:
+    """True for a unit joined to the direct answer that ends on a colon while what it introduces is not shown
+    with it (an example program, a list whose items are not in the answer): "Example of a model:" alone reads
+    as a sentence cut off (issue 23)."""
+    if not c.unit.display.rstrip().endswith(":") or _shown(c, units[c.passage]).endswith("```"):
+        return False
+    return not any(d.passage == c.passage and d.position == c.position + 1 for d in direct)
 
 
 def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int) -> frozenset[int]:
@@ -750,7 +760,8 @@ def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS
 def _shown(c: _Candidate, units: list[Unit]) -> str:
     """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
     one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
-    (`DIRECT_CODE_CHARS`): the command is the answer, the sentence only leads to it."""
+    (`DIRECT_CODE_CHARS`) and holds commands or configuration: the command is the answer, the sentence only
+    leads to it."""
     text = tidy(c.unit.display)
     after = units[c.position + 1] if c.position + 1 < len(units) else None
     if (after is not None and after.kind == CODE and len(after.display) <= DIRECT_CODE_CHARS
