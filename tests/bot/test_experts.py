@@ -255,3 +255,32 @@ async def test_the_page_is_wrong_box_files_a_review_item_on_the_cited_page(start
     (item,) = [i for i in items(bot.store) if i["problem"] == "expert_correction"]
     assert item["subject"] == cited and item["signal"] == "expert_correction"
     assert item["details"]["answer"] == EXPERT_TEXT
+
+
+async def test_answer_this_once_on_a_coverage_gap_keeps_the_answer_for_the_gaps_question(
+        start_bot, sample_settings) -> None:
+    from bot.experts import GAP_ANSWER_ACTION
+    from config.alerts import load_alerts_config
+    from jobs.alerts import evaluate, get_alert, fingerprint
+    from jobs.findings import Finding
+
+    bot = await start_bot(settings=with_experts(sample_settings))
+    gap = Finding(alert="coverage_gap", severity="warning", labels={"gap": "g1"}, value=6.0, threshold=5.0, n=6,
+                  summary="6 refused questions on parental leave", link="",
+                  annotations={"question": UNANSWERABLE, "nearest": [{"doc_id": "plans:pricing.md"}]})
+    evaluate(bot.store, load_alerts_config(), "coverage", [gap], now=datetime.now(timezone.utc))
+    alert = get_alert(bot.store, fingerprint("coverage_gap", {"gap": "g1"}))
+    digest = {"channel": "CDIGEST", "ts": "1700000005.000001", "text": "digest", "blocks": []}
+    assert await click(bot, digest, GAP_ANSWER_ACTION, alert.fingerprint, user="UOWNER") == 200
+    (opened,) = await bot.fake.wait_for("views.open")
+    view = opened["body"]["view"]
+    assert UNANSWERABLE in json.dumps(view["blocks"]) and view["private_metadata"] == f"gap:{alert.fingerprint}"
+    status, body = await post_payload(bot, submission(view["private_metadata"], "16 weeks, paid.", user="UOWNER"))
+    assert status == 200 and json.loads(body)["response_action"] == "update"
+    (kept,) = bot.store.active_expert_answers(datetime.now(timezone.utc))
+    assert (kept["question"], kept["answer"], kept["expert"]) == (UNANSWERABLE, "16 weeks, paid.", "UOWNER")
+    _, again = await post_payload(bot, submission(view["private_metadata"], "Another text.", user="UOTHER"))
+    assert "already answered" in again and len(bot.store.active_expert_answers(datetime.now(timezone.utc))) == 1
+    await bot.mention(UNANSWERABLE, user="U4")
+    later = (await bot.posts(1))[-1]
+    assert "16 weeks, paid." in json.dumps(later["blocks"]) and button(later, EXPERT_VOTE_ACTION) is not None
