@@ -23,6 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alert_buttons import handle_alert_button, handle_page_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
+from bot import experts
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from bot.slack_check import SlackIdentity
@@ -149,6 +150,9 @@ def build_app(
 
     app.action(ALERT_QUARANTINE_ACTION)(on_page_button)
     app.action(ALERT_RELEASE_ACTION)(on_page_button)
+
+    # "Ask an expert", the answer modal, "Answer this once" and votes on kept answers (issue 25, bot.experts)
+    experts.register(app, responder.experts, stored_then_acked=_stored_then_acked, confirm=_confirm_privately)
 
     @app.event("app_home_opened")
     async def on_home(event: dict, client: AsyncWebClient) -> None:

@@ -16,6 +16,7 @@ from datetime import datetime
 import regex
 
 from bot.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, slack_link, truncate
+from bot.experts import gap_button
 from jobs.alerts import Notice
 from jobs.digest import Digest, DigestGroup, DigestItem
 from jobs.page_actions import QUARANTINE, RELEASE
@@ -29,6 +30,8 @@ ALERT_SILENCE_ACTION = "minerva_alert_silence"
 MESSAGE_CHAR_BUDGET = 11_000
 SUMMARY_LIMIT = 400
 _LEADS = {"firing": "Critical alert", "escalated": "Escalated to critical", "reminder": "Still firing"}
+#: The alert of a coverage gap (`jobs.signals.coverage.ALERT`): its items carry "Answer this once".
+COVERAGE_GAP = "coverage_gap"
 _ICONS = {"critical": ":red_circle:", "warning": ":large_orange_circle:", "info": ":large_blue_circle:"}
 
 
@@ -83,6 +86,8 @@ def digest_messages(digest: Digest, *, top_items: int = 3, chart_attached: bool 
             overflow.append((group, rest))
             if shown:
                 main.append(_context(f"+{len(rest)} more {escape(group.alert)} in the thread"))
+    if digest.experts_waiting and len(main) < BLOCK_LIMIT - 1:
+        main.append(_section(_waiting_text(digest)))
     if digest.empty and len(main) < BLOCK_LIMIT - 1:
         main.append(_section("Nothing firing on this route. :white_check_mark:"))
     main.append(_context(_footer(digest, chart_attached, sum(len(rest) for _, rest in overflow))))
@@ -170,8 +175,18 @@ def _item_blocks(item: DigestItem) -> list[dict]:
             {"type": "button", "action_id": ALERT_SILENCE_ACTION, "value": item.fingerprint,
              "text": {"type": "plain_text", "text": "Silence 24h"}},
             *page_buttons(item.fingerprint, item.action, item.documents),
+            *([gap_button(item.fingerprint)] if item.alert == COVERAGE_GAP else []),  # the owner answers it once
         ]},
     ]
+
+
+def _waiting_text(digest: Digest) -> str:
+    """"Waiting for an expert": the count of reminded, unanswered requests and the oldest few."""
+    lines = [f":hourglass: *Waiting for an expert* — {digest.experts_waiting} unanswered after a reminder"]
+    for request in digest.oldest_waiting:
+        lines.append(f"• <@{request['asker']}> asked {request['requested_at'][:10]}: "
+                     f"“{escape(truncate(request['question'], 200))}”")
+    return truncate("\n".join(lines), SECTION_LIMIT)
 
 
 def page_buttons(fingerprint: str, action: str, documents: tuple[str, ...], *, one_page: bool = False) -> list[dict]:

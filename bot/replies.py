@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import answer_blocks, escape, fallback_text
+from bot.experts import ExpertDesk
 from bot.records import record_answer
 from bot.slack_text import has_words, normalise_question
 from config import Settings
@@ -62,6 +63,7 @@ class Responder:
         generator = settings.generator
         # The generator's API key: a secret, so read here at the edge (config names the variable only).
         self.generator_key = os.environ.get(generator.api_key_env) if generator and generator.api_key_env else None
+        self.experts = ExpertDesk(kb, store, settings, executor)  # "Ask an expert" and kept answers (issue 25)
 
     async def answer_in_thread(self, client: AsyncWebClient, event: dict, *, question: str, is_dm: bool) -> None:
         """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message)."""
@@ -181,7 +183,10 @@ class Responder:
         except Exception:  # the answer is still worth posting; the log has the detail
             log.exception("answer.record_failed", answer_id=answer.answer_id)
             return fallback_text(answer), answer_blocks(answer), None
-        return fallback_text(answer), answer_blocks(answer), answer.answer_id
+        # a kept expert answer first, and "Ask an expert" (issue 25): only for a recorded answer, which the
+        # button's handler reads back
+        blocks = await self.experts.decorate(answer, answer_blocks(answer), channel)
+        return fallback_text(answer), blocks, answer.answer_id
 
     def _filter(self, user: str | None, is_dm: bool) -> SearchFilter:
         """Channels never see restricted collections; DMs see those whose ``allowed`` list names the user."""

@@ -382,6 +382,15 @@ def _citation_credit(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE citations ADD COLUMN answering INTEGER NOT NULL DEFAULT 1")
 
 
+def _expert_requests_and_answers(db: sqlite_utils.Database) -> None:
+    """Issue 25 items 1–2: "Ask an expert" requests, the expert answers kept as knowledge and their votes
+    (`feedback.experts`), created from `feedback.schema`."""
+    for table in (schema.expert_requests, schema.expert_answers, schema.expert_answer_votes):
+        db.execute(str(CreateTable(table, if_not_exists=True).compile(dialect=SQLITE)))
+        for index in table.indexes:
+            db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only. A new store (SQLite or
 #: PostgreSQL) is created from `feedback.schema` at the newest version instead (`create_current`).
 MIGRATIONS: list[Migration] = [
@@ -395,6 +404,7 @@ MIGRATIONS: list[Migration] = [
     _quarantine_leases_and_portable_passages,
     _undelivered_replies,
     _citation_credit,
+    _expert_requests_and_answers,
 ]
 
 

@@ -325,6 +325,57 @@ job_leases = Table(
     Column("expires_at", Text, nullable=False),
 )
 
+#: "Ask an expert" requests, one per escalated answer (the key: a double click, a Slack retry or a second
+#: replica claims the same row); written by `feedback.experts` (issue 25 item 1).
+expert_requests = Table(
+    "expert_requests", METADATA,
+    Column("request_id", Text, primary_key=True),      # the escalated answer's id
+    Column("question", Text, nullable=False),
+    Column("attempt", Text, nullable=False),           # the bot's direct answer (or refusal), cut short
+    Column("asker", Text, nullable=False),             # Slack user id of who clicked
+    Column("channel", Text),                           # where the asker's thread is
+    Column("thread_ts", Text),
+    Column("whom", Text, nullable=False),              # the experts asked: U…/W…, S… or C…/G…
+    Column("doc_ids", Text, nullable=False),           # JSON list: the pages the bot cited
+    Column("language", Text, nullable=False),
+    Column("status", Text, CheckConstraint("status IN ('open', 'resolved')"), nullable=False),
+    Column("requested_at", Text, nullable=False),
+    Column("posted", Text, nullable=False),            # JSON list of [channel, ts] of the experts' messages
+    Column("reminded_at", Text),
+    Column("answered_by", Text),
+    Column("answer", Text),
+    Column("answered_at", Text),
+    Index("idx_expert_requests_status", "status", "requested_at"),
+)
+
+#: Expert answers kept as knowledge, shown before the pages for a matching later question until
+#: ``expires_at`` or two distinct 👎 (`feedback.experts`, issue 25 item 2).
+expert_answers = Table(
+    "expert_answers", METADATA,
+    Column("expert_answer_id", Text, primary_key=True),
+    Column("request_id", Text, unique=True),           # the escalation it answered; "gap:<fingerprint>" for a gap
+    Column("question", Text, nullable=False),
+    Column("answer", Text, nullable=False),
+    Column("expert", Text, nullable=False),
+    Column("answered_at", Text, nullable=False),
+    Column("expires_at", Text, nullable=False),
+    Column("doc_ids", Text, nullable=False),           # JSON list: the pages the bot had cited
+    Column("page_wrong", Integer, nullable=False),     # 1: the expert ticked "the page cited is wrong"
+    Column("language", Text, nullable=False),
+    Index("idx_expert_answers_expiry", "expires_at"),
+)
+
+#: 👍/👎 on an expert answer, one per (answer, user), last click wins.
+expert_answer_votes = Table(
+    "expert_answer_votes", METADATA,
+    Column("expert_answer_id", Text, ForeignKey("expert_answers.expert_answer_id", ondelete="CASCADE"),
+           nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("value", Text, CheckConstraint("value IN ('up', 'down')"), nullable=False),
+    Column("voted_at", Text, nullable=False),
+    PrimaryKeyConstraint("expert_answer_id", "user_id"),
+)
+
 schema_migrations = Table(
     "schema_migrations", METADATA,
     Column("version", Integer, primary_key=True, autoincrement=False),

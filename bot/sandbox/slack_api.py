@@ -256,6 +256,9 @@ class FakeSlack(LocalServer):
         if method == "views.publish":
             view = _decoded(body.get("view")) or {}
             return {"ok": True, "view": {"id": f"V{next(self._serial):08d}", "team_id": TEAM_ID, **view}}
+        if method in ("views.open", "views.update"):  # a modal: Slack answers with the view and its new id
+            view = _decoded(body.get("view")) or {}
+            return {"ok": True, "view": {"id": f"V{next(self._serial):08d}", "team_id": TEAM_ID, **view}}
         if method == "files.getUploadURLExternal":
             file_id = f"F{next(self._serial):08d}"
             return {"ok": True, "upload_url": f"{self.root}/upload/{file_id}", "file_id": file_id}
