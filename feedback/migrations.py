@@ -382,6 +382,14 @@ def _citation_credit(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE citations ADD COLUMN answering INTEGER NOT NULL DEFAULT 1")
 
 
+def _page_verifications(db: sqlite_utils.Database) -> None:
+    """Issue 25 item 3: owners confirm their pages on an interval; one ``page_verifications`` row per page asked
+    (`feedback.verifications`), from the one schema (`feedback.schema`)."""
+    db.execute(str(CreateTable(schema.page_verifications, if_not_exists=True).compile(dialect=SQLITE)))
+    for index in schema.page_verifications.indexes:
+        db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
+
+
 #: Applied in order; version N means MIGRATIONS[:N] have run. Append only. A new store (SQLite or
 #: PostgreSQL) is created from `feedback.schema` at the newest version instead (`create_current`).
 MIGRATIONS: list[Migration] = [
@@ -395,6 +403,7 @@ MIGRATIONS: list[Migration] = [
     _quarantine_leases_and_portable_passages,
     _undelivered_replies,
     _citation_credit,
+    _page_verifications,
 ]
 
 
