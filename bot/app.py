@@ -29,6 +29,8 @@ from bot.replies import Responder
 from bot.slack_check import SlackIdentity
 from bot.slack_gate import GatedApp
 from bot.slack_origin import allowed_origin
+from bot.verify_blocks import VERIFY_ACTIONS
+from bot.verify_buttons import handle_verify_button
 from bot.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
 from config import Settings
 from config.alerts import alerts_config_for
@@ -153,6 +155,14 @@ def build_app(
 
     # "Ask an expert", the answer modal, "Answer this once" and votes on kept answers (issue 25, bot.experts)
     experts.register(app, responder.experts, stored_then_acked=_stored_then_acked, confirm=_confirm_privately)
+    async def on_verify_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
+        # A verification message's buttons (issue 25 item 3): the page's owners and slack.admins only.
+        await ack()
+        await handle_verify_button(store, responder.executor, client, body, action, documents=lambda: _documents(kb),
+                                   settings=settings, alert_channel=alerting.routing.alert_channel)
+
+    for verify_action in VERIFY_ACTIONS:
+        app.action(verify_action)(on_verify_button)
 
     @app.event("app_home_opened")
     async def on_home(event: dict, client: AsyncWebClient) -> None:

@@ -169,12 +169,13 @@ def section_blocks(mrkdwn: str) -> list[dict]:
     return [{"type": "section", "text": {"type": "mrkdwn", "text": piece}} for piece in split_graphemes(mrkdwn, SECTION_LIMIT)]
 
 
-def answer_blocks(answer: Answer) -> list[dict]:
+def answer_blocks(answer: Answer, badges: dict[str, str] | None = None) -> list[dict]:
     """Blocks for an answer: warnings, the direct answer, quoted passages with a citation context each,
     and 👍/👎 buttons. Every label, note and button is in the question's language (``answer.language``,
     `knowledge.messages`); quoted page text stays as the page writes it.
 
-    A refusal gets one section with the refusal sentence and no buttons.
+    ``badges``: doc_id → the page's verification badge (`bot.verification_badges`, mrkdwn we built), shown
+    on its citation lines. A refusal gets one section with the refusal sentence and no buttons.
     """
     language = answer.language
     if answer.refused:
@@ -200,7 +201,8 @@ def answer_blocks(answer: Answer) -> list[dict]:
             blocks.extend(section_blocks(quoted))  # the source line right below names it, "[n]" and all
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
-        blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language)))
+        blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language,
+                                              badge=(badges or {}).get(by_number[number].doc_id, ""))))
     # "Was this helpful?" in words: Slack's feedback buttons carry no text of their own
     controls = [_context(escape(message("button.prompt", language))), feedback_block(answer.answer_id, language),
                 report_block(answer.answer_id, language)]
@@ -279,7 +281,7 @@ def parse_vote_value(value: str) -> tuple[str, str]:
     return vote, answer_id
 
 
-def _citation_line(citation, heading: str | None = None, language: str = "en") -> str:
+def _citation_line(citation, heading: str | None = None, language: str = "en", badge: str = "") -> str:
     """``[n] <url|title> › heading · updated N days ago`` (its words in ``language``); ``heading`` overrides
     the citation's."""
     title = escape(truncate(" ".join(citation.title.split()), 150))  # a line break would end the <url|title> link
@@ -290,7 +292,8 @@ def _citation_line(citation, heading: str | None = None, language: str = "en") -
     outdated = ""
     if getattr(citation, "outdated", False):  # front matter `outdated: true`
         outdated = " · :warning: " + escape(message("citation.outdated", language))
-    return truncate(f"[{citation.number}] {link}{heading} · {updated}{outdated}", SECTION_LIMIT)
+    verified = f" · {badge}" if badge else ""  # built by bot.verify_blocks.badge_text: a mention, not page text
+    return truncate(f"[{citation.number}] {link}{heading} · {updated}{outdated}{verified}", SECTION_LIMIT)
 
 
 def slack_link(url: str, label: str) -> str:

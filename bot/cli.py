@@ -275,9 +275,22 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
         if obj.settings.generator is not None:
             answer = _generate(obj.settings.generator, answer)
         record_answer(obj.store, answer, source="cli")
-        click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json else render_answer_text(answer))
+        click.echo(json.dumps(answer.to_json(), ensure_ascii=False) if as_json
+                   else render_answer_text(answer, _badges(obj, answer)))
     if not asked:
         raise click.UsageError("no question: standard input was empty")
+
+
+def _badges(obj, answer) -> dict[str, str]:
+    """The cited pages' verification badges for the terminal (`bot.verification_badges`, issue 25 item 3)."""
+    from datetime import datetime, timezone
+
+    from bot.verification_badges import citation_badges
+
+    if answer.refused or not answer.citations:
+        return {}
+    return citation_badges(obj.store, obj.settings, obj.kb.index().documents, [c.doc_id for c in answer.citations],
+                           answer.language, now=datetime.now(timezone.utc), slack=False)
 
 
 def _generate(cfg, answer):

@@ -138,6 +138,41 @@ class SlackNotifier:
                  findings=len(report.findings), failed=sum(not d.ok for d in deliveries))
         return deliveries
 
+    async def post_verification(self, owner: str, ask) -> list[Delivery]:
+        """Ask ``owner`` to verify a page (`jobs.verification.VerificationAsk`, issue 25 item 3) in a direct
+        message with the three buttons (`bot.verify_blocks`); a user group's members each get it.
+
+        Returns:
+            One delivery per message tried, or one failed delivery for a group whose members cannot be read.
+        """
+        from bot.verify_blocks import verification_message
+
+        users, failed = await self._members(owner)
+        if failed is not None:
+            return [failed]
+        message = verification_message(ask)
+        deliveries = [await self._post(user, message) for user in users]
+        log.info("verification.messaged", owner=owner, users=len(users), doc_id=ask.doc_id, reminder=ask.reminder,
+                 failed=sum(not d.ok for d in deliveries))
+        return deliveries
+
+    async def _members(self, owner: str) -> tuple[list[str], Delivery | None]:
+        """The user ids ``owner`` names (itself, or a user group's members) and None, or ([], the failed
+        delivery) when Slack will not list the group."""
+        if not owner.startswith("S"):
+            return [owner], None
+        try:
+            response = await self.client.usergroups_users_list(usergroup=owner)
+        except SlackApiError as exc:
+            return [], self._failed(owner, exc.response.get("error") or "unknown_error", what="usergroup")
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.error("slack.usergroup_failed", usergroup=owner, error=repr(exc))
+            return [], Delivery(owner, error="network_error")
+        users = list(response.get("users") or [])
+        if not users:
+            log.warning("owners.empty_group", usergroup=owner)
+        return users, None
+
     async def post_reply(self, channel: str, thread_ts: str | None, text: str, blocks: list[dict]) -> Delivery:
         """Post a stored answer again in its thread (`jobs.notify.resend_replies`); never raises."""
         return await self._post(channel, SlackMessage(text=text, blocks=blocks or None), thread_ts=thread_ts)

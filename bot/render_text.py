@@ -13,24 +13,26 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _INDENT = re.compile(r"^(\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?)(.*)$")
 
 
-def render_answer_text(answer: Answer) -> str:
+def render_answer_text(answer: Answer, badges: dict[str, str] | None = None) -> str:
     """The answer as plain text (no Markdown: issue 23, "the terminal shows the same reply as plain text"),
-    followed by numbered sources with heading and age, one per line."""
+    followed by numbered sources with heading and age, one per line; ``badges``: doc_id → verification badge
+    (`bot.verification_badges`, issue 25), added to its source line."""
     lines = [plain(answer.text)]
     if answer.citations:
         lines.append("")
         lines.append(message("citation.sources", answer.language))
-        lines += [_source_line(c, answer.language) for c in answer.citations]
+        lines += [_source_line(c, answer.language, (badges or {}).get(c.doc_id, "")) for c in answer.citations]
     return "\n".join(lines)
 
 
-def _source_line(c: Citation, language: str) -> str:
+def _source_line(c: Citation, language: str, badge: str = "") -> str:
     """``  [n] title › heading — url (updated N days ago, score 0.83[, OUTDATED])`` in ``language``."""
     heading = f" › {c.heading}" if c.heading else ""
     outdated = f", {message('citation.outdated_upper', language)}" if c.outdated else ""  # front matter `outdated: true`
     updated = message("citation.updated", language, age=c.age_text(language=language))
     score = message("citation.score", language)
-    return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated})"
+    badge = f", {badge}" if badge else ""
+    return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated}{badge})"
 
 
 def plain(text: str) -> str:

@@ -182,11 +182,27 @@ class Responder:
             await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)
         except Exception:  # the answer is still worth posting; the log has the detail
             log.exception("answer.record_failed", answer_id=answer.answer_id)
-            return fallback_text(answer), answer_blocks(answer), None
+            return fallback_text(answer), answer_blocks(answer, await self._badges(answer)), None
         # a kept expert answer first, and "Ask an expert" (issue 25): only for a recorded answer, which the
         # button's handler reads back
-        blocks = await self.experts.decorate(answer, answer_blocks(answer), channel)
+        blocks = await self.experts.decorate(answer, answer_blocks(answer, await self._badges(answer)), channel)
         return fallback_text(answer), blocks, answer.answer_id
+
+    async def _badges(self, answer: Answer) -> dict[str, str]:
+        """The cited pages' verification badges (`bot.verification_badges`, issue 25 item 3), off the loop."""
+        if answer.refused or not answer.citations:
+            return {}
+        from bot.verification_badges import citation_badges
+
+        def lookup() -> dict[str, str]:
+            try:
+                documents = self.kb.index().documents
+            except Exception:  # no index: no badges
+                return {}
+            return citation_badges(self.store, self.settings, documents, [c.doc_id for c in answer.citations],
+                                   answer.language, now=datetime.now(timezone.utc))
+
+        return await asyncio.get_running_loop().run_in_executor(self.executor, lookup)
 
     def _filter(self, user: str | None, is_dm: bool) -> SearchFilter:
         """Channels never see restricted collections; DMs see those whose ``allowed`` list names the user."""

@@ -385,7 +385,18 @@ def _citation_credit(db: sqlite_utils.Database) -> None:
 def _expert_requests_and_answers(db: sqlite_utils.Database) -> None:
     """Issue 25 items 1–2: "Ask an expert" requests, the expert answers kept as knowledge and their votes
     (`feedback.experts`), created from `feedback.schema`."""
-    for table in (schema.expert_requests, schema.expert_answers, schema.expert_answer_votes):
+    _create_from_schema(db, schema.expert_requests, schema.expert_answers, schema.expert_answer_votes)
+
+
+def _page_verifications(db: sqlite_utils.Database) -> None:
+    """Issue 25 item 3: owners confirm their pages on an interval; one ``page_verifications`` row per page asked
+    (`feedback.verifications`), from the one schema (`feedback.schema`)."""
+    _create_from_schema(db, schema.page_verifications)
+
+
+def _create_from_schema(db: sqlite_utils.Database, *tables) -> None:
+    """Creates ``tables`` (`feedback.schema` tables) and their indexes in SQLite, unless they exist."""
+    for table in tables:
         db.execute(str(CreateTable(table, if_not_exists=True).compile(dialect=SQLITE)))
         for index in table.indexes:
             db.execute(str(CreateIndex(index, if_not_exists=True).compile(dialect=SQLITE)))
@@ -405,6 +416,7 @@ MIGRATIONS: list[Migration] = [
     _undelivered_replies,
     _citation_credit,
     _expert_requests_and_answers,
+    _page_verifications,
 ]
 
 

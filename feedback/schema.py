@@ -382,3 +382,21 @@ schema_migrations = Table(
     Column("name", Text, nullable=False),
     Column("applied_at", Text, nullable=False),
 )
+
+#: Owners verifying their pages (issue 25 item 3): one row per page once it was first asked; written by
+#: `feedback.verifications`. A page without a row was never asked.
+page_verifications = Table(
+    "page_verifications", METADATA,
+    Column("doc_id", Text, primary_key=True),
+    Column("owner", Text, nullable=False),             # the user or user group id asked (U…/W…/S…)
+    Column("state", Text, CheckConstraint("state IN ('due', 'verified', 'needs_update', 'handed_over')"),
+           nullable=False),
+    Column("asked_at", Text, nullable=False),          # ISO-8601 UTC of the last ask; a button carries it
+    Column("reminded_at", Text),                       # the one reminder of this ask, or NULL
+    Column("verified_by", Text),                       # user id of the last "Still correct"
+    Column("verified_at", Text),
+    Column("verified_until", Text),                    # when the page falls due again
+    Column("answered_by", Text),                       # who gave the last answer of any kind
+    Column("answered_at", Text),
+    Index("idx_page_verifications_state", "state"),
+)

@@ -61,6 +61,7 @@ from feedback.migrations import (
 )
 from feedback.replies import due_replies, keep_undelivered, reply_delivered, reply_failed_again
 from feedback.retention import apply_retention, forget_user, pseudonym, salt, user_rows
+from feedback import verifications
 from feedback.votes import VoteResult, count_reasons, insert_first_vote, fetch_votes, set_vote_reason, upsert_vote
 
 #: Kept under their old names for callers of this module.
@@ -417,6 +418,42 @@ class FeedbackStore:
         """One more failed try of a stored reply; True when it was the last (`feedback.replies`)."""
         with self.transaction() as conn:
             return reply_failed_again(conn, answer_id, error=error, now=now, give_up_after=give_up_after)
+
+    # --- owners verifying their pages (issue 25 item 3; `feedback.verifications`) ---------------------------
+
+    def page_verifications(self, doc_ids=None) -> dict[str, dict[str, Any]]:
+        """doc_id → verification row (`feedback.verifications`) of ``doc_ids`` (None: all pages ever asked)."""
+        with self.snapshot() as conn:
+            return verifications.fetch(conn, doc_ids)
+
+    def claim_verification_ask(self, doc_id: str, owner: str, *, due_at: datetime, now: datetime) -> bool:
+        """True when this call asks ``owner`` about ``doc_id`` (nobody asked since ``due_at``); once per due
+        date across replicas (`feedback.verifications.claim_ask`)."""
+        with self.transaction() as conn:
+            return verifications.claim_ask(conn, doc_id, owner, due_at=due_at, at=now)
+
+    def release_verification_ask(self, doc_id: str, *, asked_at: str, previous: dict[str, Any] | None) -> None:
+        """Undo an ask whose message was not delivered (`feedback.verifications.release_ask`)."""
+        with self.transaction() as conn:
+            verifications.release_ask(conn, doc_id, asked_at=asked_at, previous=previous)
+
+    def claim_verification_reminder(self, doc_id: str, *, asked_at: str, now: datetime) -> bool:
+        """True when this call sends the one reminder of the ask made at ``asked_at``."""
+        with self.transaction() as conn:
+            return verifications.claim_reminder(conn, doc_id, asked_at=asked_at, at=now)
+
+    def release_verification_reminder(self, doc_id: str, *, asked_at: str) -> None:
+        """Undo a reminder whose message was not delivered."""
+        with self.transaction() as conn:
+            verifications.release_reminder(conn, doc_id, asked_at=asked_at)
+
+    def answer_verification(self, doc_id: str, state: str, *, asked_at: str, by: str, now: datetime,
+                            verified_until: datetime | None = None) -> bool:
+        """The owner's answer; True when it changed the row (a double click changes it once;
+        `feedback.verifications.answer`)."""
+        with self.transaction() as conn:
+            return verifications.answer(conn, doc_id, state, asked_at=asked_at, by=by, at=now,
+                                        verified_until=verified_until)
 
     def record_gap_scores(
         self, run_id: str, scores: list[dict[str, Any]], *, generation: str, measured_at: datetime | None = None

@@ -203,7 +203,20 @@ def _freshness_panel(summaries: dict, documents: dict[str, dict], now: datetime,
     if timeline:
         charts["stale_trend"] = report_charts.stale_trend([str(p["date"]) for p in timeline], [int(p["stale"]) for p in timeline])
         parts.append(_img("stale_trend", charts))
+    parts.append(_overdue_part(summary))
     return "".join(parts) or _no_data("nothing is indexed yet")
+
+
+def _overdue_part(summary: dict) -> str:
+    """The pages overdue for their owner's verification (the freshness summary's ``verification_overdue``,
+    issue 25 item 3): a count and a table of the most overdue; "" when no page has an interval overdue."""
+    count = int(summary.get("verification_overdue_count") or 0)
+    if not count:
+        return ""
+    body = [[e.get("title", ""), e.get("collection", ""), e.get("days_overdue", 0), e.get("state", "")]
+            for e in (summary.get("verification_overdue") or [])[:10] if isinstance(e, dict)]
+    return (f"<p>{count} page(s) overdue for verification by their owners.</p>"
+            + _table(["page", "collection", "days overdue", "state"], body))
 
 
 def _bad_documents_panel(store, summaries: dict, documents: dict[str, dict], now: datetime,

@@ -43,6 +43,9 @@ ACTIONS = {
     # coverage gaps from grouped questions (jobs.question_gaps.suggest_action)
     "add_page": "write a page on the gap's topic: no page comes close to its questions (best score < 0.3)",
     "extend_page": "extend the named page to answer the gap's questions (it scores 0.3–0.6 on them)",
+    # owners verifying their pages (jobs.verification, issue 25 item 3)
+    "propose_archive": "neither verified nor cited for a long time: archive the page if nobody needs it, or ask "
+                       "its owner to verify it; nothing is archived without a person",
     "add_synonym_or_gap_query": "a page answers it well: add the questions' wording as a synonym or a gap query",
 }
 #: Priority numbers: 1 high, 2 normal, 3 low; a finding's severity maps onto them.

@@ -36,7 +36,8 @@ log = structlog.get_logger(__name__)
 #: Failures in a row after which job_failed becomes critical (posted at once instead of in the digest).
 CRITICAL_AFTER = 3
 JOB_FAILED = "job_failed"
-BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "retention", "expert_reminders")
+BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "retention", "expert_reminders",
+               "verification")
 SignalJob = Callable[[JobContext], list[Finding]]
 
 
@@ -266,6 +267,8 @@ class JobRunner:
             if undelivered is not None:
                 raise undelivered
             return None
+        if name == "verification":  # owners confirm their pages (issue 25 item 3, jobs.verification)
+            return await self._verify_pages(store, now)
         if name == "weekly_digest":
             chart = await asyncio.to_thread(self._write_weekly_report, store, now)
             await self._send_digest(store, now, kind="weekly", chart_png=chart, post_when_empty=True)
@@ -316,6 +319,29 @@ class JobRunner:
             await self._notify_now(store, now)
             raise Undelivered(failed)
         return len(sent)
+
+    async def _verify_pages(self, store, now: datetime) -> int:
+        """Ask owners of due pages and remind once (`jobs.verification.run_verification`); returns how many
+        messages were sent.
+
+        Raises:
+            Undelivered: some messages failed (undone: those pages are asked on the next run).
+        """
+        from jobs.verification import run_verification
+
+        if self.env.kb is None:
+            return 0
+        try:
+            documents = await asyncio.to_thread(lambda: self.env.kb.index().documents)
+        except Exception as exc:  # no index yet: no pages to verify
+            log.info("verification.skipped", reason=str(exc)[:200])
+            return 0
+        async with self._lock():
+            done = await run_verification(store, self.env.settings, self.env.config, documents, self.env.notifier,
+                                          now=now)
+        if done.failed:
+            raise Undelivered(f"verification messages for {', '.join(done.failed[:5])} were not delivered")
+        return len(done.asked) + len(done.reminded)
 
     def _run_signal(self, job: SignalJob, now: datetime) -> list[Finding]:
         """In a worker thread, with a store of its own: the job may hold its store's snapshot for seconds, and a

@@ -276,6 +276,8 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "title": parsed.title,
         "url": document_url(source, file.rel_path),
         "owner": slack_owner_id(meta.get("owner")) or "",
+        # front matter `verify_days`: how often the owner confirms the page (overrides the source's; issue 25)
+        "verify_days": _verify_days(meta.get("verify_days"), file.doc_id),
         "last_modified": last_modified.isoformat(),
         "date_source": date_source,
         "indexed_at": now.isoformat(),
@@ -296,6 +298,22 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "file_hash": file_hash,
         "chunker": chunker,
     }
+
+
+def _verify_days(value, doc_id: str) -> int | None:
+    """Front matter ``verify_days`` as whole days ≥ 1, else None (the source's interval applies). A value
+    that is no such number is logged and ignored rather than failing the sync of the page."""
+    if value is None or value == "":
+        return None
+    try:
+        days = int(str(value).strip())
+    except ValueError:
+        days = 0
+    if days < 1 or isinstance(value, bool):
+        log.warning("sync.verify_days_ignored", doc_id=doc_id, value=str(value)[:40],
+                    fix="front matter verify_days must be a whole number of days, e.g. verify_days: 90")
+        return None
+    return days
 
 
 #: source path → its FileDates during one sync (cleared when a sync starts).

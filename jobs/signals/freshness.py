@@ -15,7 +15,10 @@ Over the active documents of the live index (stage "active", not expired):
   "source_modified" warning per document; the re-index job (`jobs.reindex`) picks it up;
 - **outdated and cited** — the page says it is outdated (front matter ``outdated: true``, issue 11 item 7)
   and answers cited it in the last ``citation_window_days``: "outdated_cited" warning per document and an
-  "update or retire" review item. Citations of its old paths (``redirect_from`` aliases) count for it.
+  "update or retire" review item. Citations of its old paths (``redirect_from`` aliases) count for it;
+- **verification overdue** — the page has a verification interval (front matter or source ``verify_days``)
+  and its owner has not confirmed it since it fell due (`jobs.verification`, issue 25 item 3): one
+  "verification_overdue" warning per collection, the most overdue pages in the annotations.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from feedback import parse_utc, windows
+from feedback import parse_utc, verifications, windows
 from jobs._common import (SignalResult, fold_citations, index_documents, is_active, monitoring_config,
                           snapshot, status_of, window)
 from jobs.doc_state import age_days, is_stale, source_state
 from jobs.findings import Finding, JobContext
 from jobs.review import Candidate, filing_job
+from jobs.verification import overdue_pages, source_intervals
 
 SIGNAL = "freshness"
 #: Age buckets of the status (days), for the report's freshness chart.
@@ -56,7 +60,9 @@ def check(ctx: JobContext) -> SignalResult:
     since, until = window(ctx.now, fresh.citation_window_days)
     with snapshot(ctx.store) as conn:
         citations = windows.citations_per_document(conn, since, until)
+        checks = verifications.fetch(conn)
     active = [d for d in docs.values() if is_active(d, ctx.now)]
+    overdue = overdue_pages({d["doc_id"]: d for d in active}, checks, source_intervals(ctx.settings), ctx.now)
     missing_roots = _missing_roots(ctx, {d["collection"] for d in active})
     per_collection: dict[str, dict[str, Any]] = defaultdict(lambda: {"active": 0, "stale": []})
     stale_cited, unreachable, modified = [], [], []
@@ -84,6 +90,7 @@ def check(ctx: JobContext) -> SignalResult:
         *_unreachable_findings(unreachable, missing_roots, active),
         *(_modified_finding(e) for e in modified),
         *(_outdated_finding(e, fresh) for e in outdated),
+        *_overdue_findings(overdue),
     ]
     candidates = [
         *(Candidate("stale_high_citation", e["doc_id"], "update_content", 2, e["citations"],
@@ -112,6 +119,8 @@ def check(ctx: JobContext) -> SignalResult:
         "missing_collections": sorted(missing_roots),
         "modified": modified,
         "outdated_cited": sorted(outdated, key=lambda e: -e["citations"]),
+        "verification_overdue": overdue[:TOP_ITEMS * 5],
+        "verification_overdue_count": len(overdue),
         "age_buckets": _age_buckets(active, ctx.now),
         "timeline": _timeline(active, fresh, ctx.now),
     }
@@ -204,6 +213,22 @@ def _outdated_finding(entry: dict, fresh) -> Finding:
                  f"{entry['citations']} times in {fresh.citation_window_days} days: update it or retire it"),
         annotations={"owner": entry["owner"], "last_modified": entry["last_modified"], "age_days": entry["age_days"]},
     )
+
+
+def _overdue_findings(overdue: list[dict]) -> list[Finding]:
+    """One "verification_overdue" warning per collection with pages whose owner has not confirmed them since
+    they fell due (one per page would flood a digest as stale pages would)."""
+    by_collection: dict[str, list[dict]] = defaultdict(list)
+    for entry in overdue:
+        by_collection[entry["collection"]].append(entry)
+    return [Finding(
+        alert="verification_overdue", severity="warning", labels={"collection": name},
+        value=float(len(pages)), threshold=0.0, n=len(pages),
+        summary=(f"{len(pages)} page(s) in {name} are overdue for their owner's verification; most overdue: "
+                 + ", ".join(f"{e['title']} ({e['days_overdue']} days)" for e in pages[:3])),
+        annotations={"top": [{k: e[k] for k in ("doc_id", "title", "days_overdue", "state", "url")}
+                             for e in pages[:TOP_ITEMS]]},
+    ) for name, pages in sorted(by_collection.items())]
 
 
 def _modified_finding(entry: dict) -> Finding:
