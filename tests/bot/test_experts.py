@@ -81,6 +81,7 @@ async def ask_and_answer(bot: Bot, question: str = PRO_QUESTION, *, page_wrong: 
     reply = (await bot.posts())[-1]
     assert await click(bot, reply, ASK_EXPERT_ACTION, button(reply, ASK_EXPERT_ACTION)["value"]) == 200
     request = (await wait_posts(bot, EXPERT, 1))[0]
+    await posted_stored(bot, button(reply, ASK_EXPERT_ACTION)["value"])
     assert await click(bot, request, EXPERT_ANSWER_ACTION, button(request, EXPERT_ANSWER_ACTION)["value"],
                        user=EXPERT) == 200
     (opened,) = await bot.fake.wait_for("views.open")
@@ -94,6 +95,12 @@ async def ask_and_answer(bot: Bot, question: str = PRO_QUESTION, *, page_wrong: 
 async def wait_posts(bot: Bot, channel: str, count: int, timeout: float = 10.0) -> list[dict]:
     await wait_until(lambda: len(posts_to(bot, channel)) >= count, timeout)
     return posts_to(bot, channel)
+
+
+async def posted_stored(bot: Bot, request_id: str) -> dict:
+    """The request's row once the messages to the experts are stored with it (they are stored after posting)."""
+    await wait_until(lambda: (bot.store.expert_request(request_id) or {}).get("posted"))
+    return bot.store.expert_request(request_id)
 
 
 async def wait_until(predicate, timeout: float = 10.0) -> None:
@@ -147,7 +154,7 @@ async def test_escalate_from_a_reply_answer_in_the_modal_and_the_thread_gets_it_
     winner = "UOTHER" if "UOTHER" in answered[0]["text"] else EXPERT
     assert answered[0]["text"].startswith(f"*Answered by <@{winner}>:*")
     assert "already answered" in json.dumps(json.loads(bodies[1]))
-    (update,) = bot.fake.calls_to("chat.update")
+    (update,) = await bot.fake.wait_for("chat.update")
     assert update["body"]["channel"] == EXPERT and f"Answered by <@{winner}>" in json.dumps(update["body"]["blocks"])
     assert button(update["body"], EXPERT_ANSWER_ACTION) is None
     row = bot.store.expert_request(ask["value"])
@@ -167,6 +174,7 @@ async def test_escalate_from_a_refusal_to_a_user_group_without_an_alert_channel(
     await wait_posts(bot, "UA", 1)
     await wait_posts(bot, "UB", 1)
     assert "parental leave" in json.dumps(posts_to(bot, "UA")[0]["blocks"])
+    await wait_until(lambda: len(bot.store.expert_request(ask["value"])["posted"]) == 2)
     row = bot.store.expert_request(ask["value"])
     assert row["whom"] == "SEXPERTS" and sorted(c for c, _ in row["posted"]) == ["UA", "UB"]
 
@@ -214,7 +222,9 @@ async def test_a_later_similar_question_and_a_korean_one_are_answered_from_the_k
     before = len(bot.fake.calls_to("chat.postMessage"))
     await bot.mention(LATER_QUESTION, user="U5")
     await bot.mention(KOREAN_QUESTION, user="U6")
-    later, korean = [c["body"] for c in (await bot.fake.wait_for("chat.postMessage", count=before + 2))[before:]]
+    replies = [c["body"] for c in (await bot.fake.wait_for("chat.postMessage", count=before + 2))[before:]]
+    # the two questions are answered in parallel: tell the replies apart by their label's language
+    korean, later = sorted(replies, key=lambda r: "답변함" not in r["blocks"][0]["elements"][0]["text"])
     for reply, label in ((later, f"Answered by <@{EXPERT}> on {today}"), (korean, f"<@{EXPERT}>님이 {today}에 답변함")):
         assert label in reply["blocks"][0]["elements"][0]["text"]
         assert "600 requests per minute; ask support" in reply["blocks"][1]["text"]["text"]
