@@ -81,7 +81,11 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     ids = {user} | await member_groups(client, user, groups)
     facts = await loop.run_in_executor(executor, functools.partial(
         gather, kb, store, settings, documents, ids, now=datetime.now(timezone.utc)))
-    blocks = fit_view(home_blocks(facts, settings.channels, language))
+    try:
+        blocks = fit_view(home_blocks(facts, settings.channels, language))
+    except Exception:  # a bug in one part must not leave the tab blank: how to ask is always shown
+        log.exception("slack.home_build_failed", user=user)
+        blocks = intro_section(facts, language)
     try:
         await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
         log.info("slack.home_published", user=user, owner=facts.owner, admin=facts.figures is not None,
@@ -202,7 +206,7 @@ def channel_line(channel_id: str, config: ChannelConfig, language: str = "en") -
                    replies=message("home.replies_private" if config.private else "home.replies_public", language),
                    experts=_experts(config.experts, language))
     if config.language:
-        line += message("home.channel_language", language, language=config.language)
+        line += message("home.channel_language", language, default=config.language)
     return line
 
 
