@@ -38,6 +38,18 @@ _CJK = regex.compile(r"[\p{Hangul}\p{Hiragana}\p{Katakana}\p{Han}]")
 MIN_LATIN_WORDS = 2
 
 
+#: Scopes a ``respond: questions`` channel needs to receive the messages posted in it (``message.channels`` /
+#: ``message.groups`` events): public channels (C…) ``channels:history``, private ones (G…) ``groups:history``.
+#: scope → the channel id prefix that needs it; `needed_history_scopes`.
+CHANNEL_HISTORY_SCOPES = {"channels:history": "C", "groups:history": "G"}
+
+
+def needed_history_scopes(channels: dict[str, ChannelConfig]) -> list[str]:
+    """The `CHANNEL_HISTORY_SCOPES` the configured ``channels`` need ([] without a ``respond: questions`` one)."""
+    prefixes = {channel_id[:1] for channel_id, channel in channels.items() if channel.respond == "questions"}
+    return [scope for scope, prefix in CHANNEL_HISTORY_SCOPES.items() if prefix in prefixes]
+
+
 def asks_something(text: str) -> bool:
     """Whether a channel message ``text`` (Slack markup) asks something: a ``?`` or full-width ``？``, an English
     message starting with a question word, or a Korean or Japanese question word or question ending.

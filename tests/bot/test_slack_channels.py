@@ -219,3 +219,12 @@ def test_reply_language_rule() -> None:
     assert reply_language("VPN?", korean) == "ko" and reply_language("VPN?", ChannelConfig()) == "en"
     assert reply_language("how do I set up the VPN?", korean) == "en"
     assert reply_language("VPN設定", korean) == "ja"
+
+
+def test_history_scopes_are_needed_only_by_questions_channels() -> None:
+    from bot.channels import needed_history_scopes
+
+    assert needed_history_scopes({"C1": ChannelConfig(private=True)}) == []
+    assert needed_history_scopes({"C1": ChannelConfig(respond="questions")}) == ["channels:history"]
+    assert needed_history_scopes({"G1": ChannelConfig(respond="questions"), "C2": ChannelConfig(respond="questions")}
+                                 ) == ["channels:history", "groups:history"]
