@@ -24,7 +24,8 @@ _EN_START = regex.compile(r"^\W*(what|what's|whats|how|why|when|where|who|whom|w
                           r"|should (i|we))\b", regex.I)
 #: Korean question words (뭐/무엇 what, 어떻게 how, 왜 why, 언제 when, 어디 where, 누구/누가 who, 어느 which,
 #: 몇 how many) anywhere, or a polite question ending (…나요, …까요, …습니까/ㅂ니까, …인가요, …는지요; not a bare …가요, which also ends "집에 가요", I'm going home).
-_KO = regex.compile(r"(뭐|무엇|어떻게|왜|언제|어디|누구|누가|어느|몇)|(나요|까요|니까|인가요|는지요)\s*[.!]*\s*$")
+_KO = regex.compile(r"(뭐|무엇|어떻게|왜|언제|어디|누구|누가|어느|몇)"
+                   r"|(나요|까요|니까|인가요|는지요)\s*[.!]*\s*$")
 #: Japanese question words (何/なに/なん what, どう/どうやって how, なぜ/どうして why, いつ when, どこ where,
 #: 誰/だれ who, どれ/どの which, いくら how much) anywhere, or a sentence ending in the particle か (…ですか,
 #: …ますか, …でしょうか).
@@ -74,7 +75,8 @@ def answers_message(event: dict, channel: ChannelConfig) -> bool:
         return False
     if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
         return False
-    return bool(event.get("user")) and asks_something(event.get("text") or "")
+    text = event.get("text")
+    return bool(event.get("user")) and isinstance(text, str) and asks_something(text)
 
 
 def channel_filter(base: SearchFilter, channel: ChannelConfig) -> SearchFilter:

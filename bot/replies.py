@@ -122,8 +122,9 @@ class Responder:
                            executor=self.executor)
 
     def channel_settings(self, channel: str | None, is_dm: bool = False) -> ChannelConfig:
-        """The settings of ``channel`` (`config.Settings.channel`); the defaults in a DM, whatever its id."""
-        return ChannelConfig() if is_dm else self.settings.channel(channel)
+        """The settings of ``channel`` (`config.Settings.channel`); the defaults in a DM, whatever its id, and for
+        a channel field that is no string (a malformed event)."""
+        return ChannelConfig() if is_dm or not isinstance(channel, str) else self.settings.channel(channel)
 
     async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool
                       ) -> tuple[str, list[dict], str | None]:
