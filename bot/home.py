@@ -210,15 +210,17 @@ def channel_line(channel_id: str, config: ChannelConfig, language: str = "en") -
     return line
 
 
-def owner_section(findings: list, reviews: list[dict], language: str = "en") -> list[dict]:
+def owner_section(findings: list, reviews: list[dict], language: str = "en", *, more: list[str] = ()) -> list[dict]:
     """An owner's part: their pages' open findings (`jobs.owners.PageFinding`: ``title``, ``url``, ``doc_id``,
-    ``summary``) and open review items (``subject``, ``todo``, ``reason``), together at most `MAX_OWNER_ITEMS`
-    lines, then how many more. Extend it with further kinds of item (e.g. due verifications) as more lines."""
+    ``summary``), open review items (``subject``, ``todo``, ``reason``), then ``more``: further mrkdwn lines of
+    other kinds (e.g. due verifications), already escaped; together at most `MAX_OWNER_ITEMS` lines, then how
+    many more."""
     blocks = [{"type": "divider"}, _header(message("home.owner_header", language))]
     lines = [message("home.finding_line", language, title=_page(f.title or f.doc_id, f.url),
                      summary=escape(f.summary)) for f in findings]
     lines += [message("home.review_line", language, subject=escape(item["subject"]), todo=escape(item.get("todo") or
               item.get("action", "")), reason=escape(item.get("reason", ""))) for item in reviews]
+    lines += list(more)
     if not lines:
         return blocks + [_section(message("home.owner_none", language))]
     blocks += [_section(line) for line in lines[:MAX_OWNER_ITEMS]]

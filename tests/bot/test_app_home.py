@@ -122,3 +122,10 @@ def test_a_crowded_home_stays_within_block_kit_limits() -> None:
     assert headers(blocks) == ["Minerva", "Channel settings", "Your pages", "This week"]  # every part kept
     assert "110 more channels" in json.dumps(blocks) and "40 more" in json.dumps(blocks)
     assert len(fit_view([{"type": "divider"}] * 130)) == MAX_BLOCKS
+
+
+def test_the_owner_section_takes_further_lines_of_other_kinds() -> None:
+    from bot.home import owner_section
+
+    blocks = owner_section([], [], more=["*Handbook › VPN* is due for verification"])
+    assert "due for verification" in json.dumps(blocks) and "Nothing open" not in json.dumps(blocks)

@@ -200,6 +200,16 @@ async def test_a_private_channel_replies_ephemerally_and_votes_on_it_still_work(
     assert vote["answer_id"] == answer_id and vote["value"] == "up"
 
 
+async def test_slash_ask_in_a_private_channel_answers_only_the_asker(bot: Bot) -> None:
+    form = {"team_id": "T1", "channel_id": PRIVATE, "channel_name": "hr", "user_id": "U2", "command": "/ask",
+            "text": PRO_QUESTION, "api_app_id": "A1", "response_url": bot.fake.response_url("cmd-p"),
+            "trigger_id": "1.2.3", "token": "t", "team_domain": "minerva-test", "user_name": "bob"}
+    assert await bot.post(urlencode(form).encode()) == 200
+
+    (reply,) = await bot.fake.wait_for("response_url")
+    assert reply["body"]["response_type"] == "ephemeral" and reply["body"]["blocks"]
+
+
 # --- language ---------------------------------------------------------------------------------------------------
 
 
