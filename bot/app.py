@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.alert_buttons import handle_alert_button, handle_page_button
 from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot import experts
+from bot.channels import answers_message
 from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
 from bot.replies import Responder
 from bot.slack_check import SlackIdentity
@@ -103,12 +104,18 @@ def build_app(
 
     @app.event("message")
     async def on_message(event: dict, body: dict, client: AsyncWebClient) -> None:
-        # Only direct messages: in channels the bot answers mentions (app_mention), never every message.
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+        # Direct messages; in a channel only a question posted in a `respond: questions` one (bot.channels):
+        # elsewhere the bot answers mentions (app_mention), never every message.
+        is_dm = event.get("channel_type") == "im"
+        if is_dm and (event.get("subtype") or event.get("bot_id")):
+            return
+        if not is_dm and not answers_message(event, responder.channel_settings(event.get("channel"))):
             return
         if await _claimed_before(store, body, event):
             return
-        await responder.answer_in_thread(client, event, question=event.get("text") or "", is_dm=True)
+        if not is_dm:
+            log.info("slack.channel_question", channel=event.get("channel"))
+        await responder.answer_in_thread(client, event, question=event.get("text") or "", is_dm=is_dm)
 
     @app.command("/ask")
     async def on_ask(ack, command: dict, respond) -> None:
@@ -280,7 +287,12 @@ async def _confirm_privately(client: AsyncWebClient, body: dict, text: str, *, b
     fallback when ``blocks`` are given)."""
     user = _field(body, "user").get("id", "")
     channel = _field(body, "channel").get("id") or _field(body, "container").get("channel_id")
-    thread_ts = _field(body, "message").get("thread_ts") or _field(body, "container").get("message_ts")
+    container = _field(body, "container")
+    thread_ts = _field(body, "message").get("thread_ts") or container.get("message_ts")
+    if container.get("is_ephemeral"):
+        # A click on an ephemeral reply (a `private` channel): its own ts is no message a thread can hang on,
+        # so the confirmation goes in the reply's thread (``thread_ts``) or the channel.
+        thread_ts = container.get("thread_ts") or None
     if channel and user:
         try:
             await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks)

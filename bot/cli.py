@@ -68,6 +68,18 @@ class Context:
         return self._store
 
 
+def _warn_missing_history_scopes(settings, identity) -> None:
+    """A ``respond: questions`` channel without the scope to read its messages answers mentions only: say so at
+    start (``serve.scope_missing``) instead of staying silent on its questions (issue 25 item 4)."""
+    from bot.channels import needed_history_scopes
+
+    missing = [s for s in needed_history_scopes(settings.channels) if identity.scopes and s not in identity.scopes]
+    if missing:
+        say(f"Slack: the token lacks {', '.join(missing)}, which `respond: questions` channels need; they answer "
+            "mentions only until it is granted (update the app from manifest.yml and reinstall it)",
+            "serve.scope_missing", scopes=missing)
+
+
 def _fail(exc: Exception):
     raise click.ClickException(str(exc)) from exc
 
@@ -557,6 +569,7 @@ def serve(obj: Context, port: int, host: str) -> None:
         _fail(exc)
     say(f"Slack: workspace {identity.team!r} as @{identity.user} ({identity.bot_id})", "serve.slack_identity",
         team=identity.team, user=identity.user, bot_id=identity.bot_id)
+    _warn_missing_history_scopes(obj.settings, identity)
 
     import structlog
 

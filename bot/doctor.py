@@ -4,7 +4,8 @@ One `Check` per line, in the order a deployment is built: the config loads; ever
 readable and holds pages; the index exists, was built with the configured embedding model and has its
 answer-unit vectors; the feedback store opens and its schema is current; the Slack tokens are present, of
 the right type and accepted (`bot.slack_check`); the token has every scope ``manifest.yml`` asks for (Slack
-returns the granted ones in ``auth.test``'s ``x-oauth-scopes`` header); and each alert/digest channel
+returns the granted ones in ``auth.test``'s ``x-oauth-scopes`` header; the channel history scopes only when a
+channel uses ``respond: questions``, `bot.channels.CHANNEL_HISTORY_SCOPES`); and each alert/digest channel
 (``alerts.yaml`` routing, else ``slack.alert_channel``/``slack.digest_channel``) exists and has the bot as
 a member (``conversations.info``).
 
@@ -84,7 +85,8 @@ def run_checks(settings, home: str | Path, *, config_error: Exception | None = N
     checks.append(_store_check(home, settings))
     if slack:
         token_check, identity = _token_check(env, timeout)
-        checks += [token_check, _scope_check(identity, manifest), *_channel_checks(settings, identity, env, timeout)]
+        checks += [token_check, _scope_check(identity, manifest, settings),
+                   *_channel_checks(settings, identity, env, timeout)]
     else:
         checks.append(Check("slack", SKIP, "not checked (--no-slack)"))
     for check in checks:
@@ -312,13 +314,24 @@ def _token_check(env, timeout: float):
                                      f"{mode}"), identity
 
 
-def _scope_check(identity, manifest: str | Path | None) -> Check:
+def needed_scopes(manifest_list: list[str], settings) -> list[str]:
+    """The manifest's scopes this config needs: all but the `CHANNEL_HISTORY_SCOPES` no ``respond: questions``
+    channel of ``settings`` calls for (all of them when the config did not load)."""
+    from bot.channels import CHANNEL_HISTORY_SCOPES, needed_history_scopes
+
+    if settings is None:
+        return manifest_list
+    needed = set(needed_history_scopes(settings.channels))
+    return [s for s in manifest_list if s not in CHANNEL_HISTORY_SCOPES or s in needed]
+
+
+def _scope_check(identity, manifest: str | Path | None, settings=None) -> Check:
     if identity is None:
         return Check("slack scopes", SKIP, "not checked: no working bot token")
     if manifest is None:
         return Check("slack scopes", SKIP, "not checked: no manifest given")
     try:
-        required = manifest_scopes(manifest)
+        required = needed_scopes(manifest_scopes(manifest), settings)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         return Check("slack scopes", FAIL, f"cannot read the app manifest {manifest}: {exc}",
                      "pass --manifest PATH (the repository's manifest.yml)")

@@ -22,11 +22,12 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import answer_blocks, escape, fallback_text
+from bot.blocks import answer_blocks, fallback_text
+from bot.channels import channel_filter, language_is_clear, reply_language
 from bot.experts import ExpertDesk
 from bot.records import record_answer
 from bot.slack_text import has_words, normalise_question
-from config import Settings
+from config import ChannelConfig, Settings
 from feedback import FeedbackStore
 from knowledge.language import detect_language
 from knowledge.messages import message
@@ -66,11 +67,15 @@ class Responder:
         self.experts = ExpertDesk(kb, store, settings, executor)  # "Ask an expert" and kept answers (issue 25)
 
     async def answer_in_thread(self, client: AsyncWebClient, event: dict, *, question: str, is_dm: bool) -> None:
-        """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message)."""
+        """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message); in a
+        ``private`` channel the reply is ephemeral (`_answer_privately`)."""
         channel, user = event.get("channel"), event.get("user")
         thread_ts = event.get("thread_ts") or event.get("ts")
         text, blocks, answer_id = await self._answer(question, channel=channel, thread_ts=thread_ts, user=user,
                                                      is_dm=is_dm)
+        if self.channel_settings(channel, is_dm).private:
+            await _answer_privately(client, event, text, blocks, answer_id)
+            return
         try:
             # An empty blocks array is rejected by Slack (invalid_blocks): omit it for text-only replies.
             await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks or None,
@@ -100,55 +105,28 @@ class Responder:
             log.exception("reply.keep_failed", answer_id=answer_id)
 
     async def answer_command(self, command: dict, respond) -> None:
-        """Answer ``/ask question`` through the command's response_url, visible in the channel."""
+        """Answer ``/ask question`` through the command's response_url, visible in the channel (only to the
+        asker in a ``private`` channel)."""
+        is_dm = command.get("channel_name") == "directmessage"
         text, blocks, _ = await self._answer(command.get("text", ""), channel=command.get("channel_id"), thread_ts=None,
-                                          user=command.get("user_id"), is_dm=command.get("channel_name") == "directmessage")
+                                          user=command.get("user_id"), is_dm=is_dm)
+        public = blocks and not self.channel_settings(command.get("channel_id"), is_dm).private
         try:
-            await respond(text=text, blocks=blocks or None, response_type="in_channel" if blocks else "ephemeral")
+            await respond(text=text, blocks=blocks or None, response_type="in_channel" if public else "ephemeral")
         except Exception:
             log.exception("slack.respond_failed")
 
     async def publish_home(self, client: AsyncWebClient, user: str) -> None:
-        """App Home: how to ask, and the size of the knowledge base."""
-        try:
-            index = await asyncio.get_running_loop().run_in_executor(self.executor, self.kb.index)
-            size = f"{len(index.documents)} documents, {len(index.chunks)} passages (index {index.name})"
-        except Exception as exc:  # an App Home must open even before the first ingest
-            size = f"not ready: {exc}"
-        blocks = [
-            {"type": "header", "text": {"type": "plain_text", "text": "Minerva"}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": (
-                "Ask me about our documents: mention me in a channel, send me a DM, or use `/ask`.\n"
-                "Every answer quotes its sources; 👍/👎 tells the document owners what to fix.")}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(f"Knowledge base: {size}")}]},
-            *await self._key_figure_blocks(),
-        ]
-        try:
-            await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
-        except SlackApiError as exc:
-            log.warning("slack.home_failed", error=exc.response.get("error"))
+        """App Home for ``user`` (`bot.home.publish_home`, which builds it)."""
+        from bot.home import publish_home
 
-    async def _key_figure_blocks(self) -> list[dict]:
-        """App Home's key figures (answers this week, refusal and 👍 rates, firing alerts); [] if unavailable."""
-        from jobs.key_figures import key_figures
+        await publish_home(client, user, kb=self.kb, store=self.store, settings=self.settings,
+                           executor=self.executor)
 
-        try:
-            figures = await asyncio.get_running_loop().run_in_executor(
-                self.executor, functools.partial(key_figures, self.store, now=datetime.now(timezone.utc)))
-        except Exception:  # the Home tab must open even when the store is unavailable
-            log.exception("slack.home_figures_failed")
-            return []
-        firing = figures.firing
-        return [
-            {"type": "divider"},
-            {"type": "section", "fields": [
-                {"type": "mrkdwn", "text": f"*Answers this week*\n{figures.answers}"},
-                {"type": "mrkdwn", "text": f"*Refusal rate*\n{_percent(figures.refusal_rate)} of {figures.answers}"},
-                {"type": "mrkdwn", "text": f"*Thumbs-up rate*\n{_percent(figures.thumbs_up_rate)} of {figures.votes} votes"},
-                {"type": "mrkdwn", "text": (f"*Firing alerts*\n{firing['critical']} critical · {firing['warning']} warning"
-                                            f" · {firing['info']} info")},
-            ]},
-        ]
+    def channel_settings(self, channel: str | None, is_dm: bool = False) -> ChannelConfig:
+        """The settings of ``channel`` (`config.Settings.channel`); the defaults in a DM, whatever its id, and for
+        a channel field that is no string (a malformed event)."""
+        return ChannelConfig() if is_dm or not isinstance(channel, str) else self.settings.channel(channel)
 
     async def _answer(self, question: str, *, channel, thread_ts, user, is_dm: bool
                       ) -> tuple[str, list[dict], str | None]:
@@ -159,7 +137,9 @@ class Responder:
         one with no words left gets a hint and is not recorded (it is no refusal: there was nothing to answer).
         """
         question = normalise_question(question)
-        language = detect_language(question)  # of the question as asked: the words of a hint or an apology
+        settings = self.channel_settings(channel, is_dm)
+        # Of the question as asked (the words of a hint or an apology), or the channel's when it cannot be told.
+        language = reply_language(question, settings)
         if question and not has_words(question):
             return message("reply.no_words", language), [], None
         loop = asyncio.get_running_loop()
@@ -167,7 +147,7 @@ class Responder:
             earlier = await loop.run_in_executor(self.executor, self._thread, channel, thread_ts)
             # A reply in a thread the bot answered is a follow-up: its thread's question gives it context.
             ask = functools.partial(ask_in_thread, self.kb, question, [row["question"] for row in earlier],
-                                    where=self._filter(user, is_dm))  # `where` is keyword-only
+                                    where=channel_filter(self._filter(user, is_dm), settings))  # keyword-only
             answer = await loop.run_in_executor(self.executor, ask)
             answer.follow_up_of = earlier[-1]["answer_id"] if earlier else None
         except QuestionInvalid as exc:
@@ -178,6 +158,8 @@ class Responder:
             log.exception("answer.failed", channel=channel, user=user)
             return message("reply.failure", language), [], None
         answer = await self._generate(answer, [row["question"] for row in earlier])
+        if settings.language and not language_is_clear(question):
+            answer.language = language  # its labels, buttons and later confirmations (issue 25 item 4)
         try:
             await loop.run_in_executor(self.executor, self._record, answer, channel, thread_ts, user)
         except Exception:  # the answer is still worth posting; the log has the detail
@@ -244,8 +226,26 @@ class Responder:
         record_answer(self.store, answer, source="slack", channel=channel, thread_ts=thread_ts, user=user)
 
 
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
+async def _answer_privately(client: AsyncWebClient, event: dict, text: str, blocks: list[dict],
+                            answer_id: str | None) -> None:
+    """The reply as ``chat.postEphemeral`` to the asker (``private: true`` channels): in the thread when the
+    question was asked in one, else in the channel. An ephemeral reply is not kept for the retry sweep, which
+    posts publicly (`jobs.notify`); the asker sees a failure instead and can ask again."""
+    channel, user = event.get("channel"), event.get("user")
+    thread_ts = event.get("thread_ts")
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=text,
+                                        blocks=blocks or None)
+        log.info("reply.ephemeral", channel=channel, answer_id=answer_id)
+    except (SlackApiError, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else repr(exc)
+        log.error("slack.post_failed", error=error, channel=channel, answer_id=answer_id, ephemeral=True)
+        if blocks:
+            try:
+                await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
+                                                text=message("reply.failure", detect_language(text)))
+            except Exception:
+                log.exception("slack.post_failed", channel=channel, ephemeral=True)
 
 
 async def _post_quietly(client: AsyncWebClient, **kwargs) -> None:

@@ -38,6 +38,7 @@ def _section_classes() -> dict[str, type]:
         if kinds:
             out[name] = kinds[0]
     out["sources"] = settings_module.SourceConfig  # a list of them
+    out["channels"] = settings_module.ChannelConfig  # a mapping of them, by channel id
     return out
 
 

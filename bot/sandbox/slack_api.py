@@ -51,7 +51,7 @@ TEAM_ID = "T1"
 #: ``api_app_id``. ``auth.test`` does not name it, as Slack does not for a bot token.
 APP_ID = "A1"
 #: Scopes reported in ``auth.test``'s ``x-oauth-scopes`` header by default: every bot scope manifest.yml asks for.
-BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read,usergroups:read"
+BOT_SCOPES = "app_mentions:read,chat:write,chat:write.public,im:history,commands,files:write,channels:read,groups:read,usergroups:read,channels:history,groups:history"
 
 
 @dataclass

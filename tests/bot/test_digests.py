@@ -7,6 +7,7 @@ test_dashboard.py).
 from __future__ import annotations
 
 import base64
+import copy
 import io
 import json
 import re
@@ -461,9 +462,12 @@ def test_report_uses_the_signal_summaries(store, config: AlertsConfig) -> None:
     assert "insufficient_data" in made.html and "gaps: 1" in made.html  # drift figures, the status table
 
 
-async def test_app_home_shows_key_figures(tmp_path: Path, sample_settings, fake_slack, config: AlertsConfig) -> None:
+async def test_app_home_shows_key_figures_to_an_admin(tmp_path: Path, sample_settings, fake_slack,
+                                                      config: AlertsConfig) -> None:
+    settings = copy.deepcopy(sample_settings)
+    settings.slack.admins = ["U9"]  # the week's figures are an admin's (issue 25 item 4)
     async with AsyncExitStack() as stack:
-        running = await RunningApp(stack, tmp_path / "minerva.sqlite", sample_settings, fake_slack).start()
+        running = await RunningApp(stack, tmp_path / "minerva.sqlite", settings, fake_slack).start()
         try:
             seed_answers(running.store, weeks=1)
             fire(running.store, config, "bad_documents", bad_docs(2))
@@ -478,8 +482,8 @@ async def test_app_home_shows_key_figures(tmp_path: Path, sample_settings, fake_
             view = call["body"]["view"]
             view = json.loads(view) if isinstance(view, str) else view
             fields = [f["text"] for b in view["blocks"] if b["type"] == "section" for f in b.get("fields", [])]
-            assert fields == ["*Answers this week*\n12", "*Refusal rate*\n17% of 12", "*Thumbs-up rate*\n40% of 10 votes",
-                              "*Firing alerts*\n0 critical · 2 warning · 0 info"]
+            assert fields == ["*Questions*\n12", "*Answered*\n83% of 12", "*👍 / 👎*\n4 / 6", "*Refusals*\n2",
+                              "*Open findings*\n0 critical · 2 warning · 0 info alerts · 0 review items"]
         finally:
             await running.stop()
 

@@ -170,6 +170,21 @@ async def test_a_token_without_usergroups_read_fails_the_scope_check(fake_slack,
     assert scopes["status"] == FAIL and "usergroups:read" in scopes["detail"]
 
 
+async def test_the_history_scopes_are_needed_only_for_respond_questions_channels(fake_slack, deployment, tmp_path):
+    """``channels:history`` reads the questions a ``respond: questions`` channel posts (issue 25 item 4)."""
+    config, home = deployment
+    fake_slack.scopes = ",".join(s for s in manifest_scopes(MANIFEST) if not s.endswith(":history") or s == "im:history")
+    questions = write_config(tmp_path / "questions.yaml", slack={"alert_channel": ALERTS, "digest_channel": DIGEST},
+                             channels={"CQUESTIONS1": {"respond": "questions"}, "CMENTIONS1": {"private": True}})
+
+    without = await doctor(config, home, slack_env(fake_slack), "--json")
+    needed = await doctor(questions, home, slack_env(fake_slack), "--json")
+
+    assert {c["name"]: c for c in json.loads(without.output)["checks"]}["slack scopes"]["status"] == OK
+    scopes = {c["name"]: c for c in json.loads(needed.output)["checks"]}["slack scopes"]
+    assert scopes["status"] == FAIL and scopes["detail"].startswith("the token lacks channels:history (")
+
+
 def test_a_source_check_says_how_many_of_its_files_the_last_sync_skipped(tmp_path, embedder):
     from bot.doctor import _source_checks
     from config import Settings, SourceConfig

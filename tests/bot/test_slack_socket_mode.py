@@ -216,3 +216,18 @@ async def test_envelopes_from_another_workspace_or_app_are_acked_and_ignored(soc
     assert fake.calls_to("chat.postEphemeral") == [] and fake.calls_to("response_url") == []
     assert len(list(socket_bot.store.db.query("SELECT answer_id FROM answers"))) == 1
     assert list(socket_bot.store.db.query("SELECT value FROM votes")) == []
+
+
+async def test_app_home_is_published_over_socket_mode(socket_bot: SocketBot) -> None:
+    fake = socket_bot.fake
+    event = {"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1700000200.000001"}
+    body = {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": event, "event_id": "EvSOCKHOME",
+            "event_time": int(time.time()), "authorizations": [{"team_id": "T1", "user_id": BOT_USER_ID, "is_bot": True}]}
+
+    await socket_bot.acked(fake.socket.send("events_api", body))
+
+    (call,) = await fake.wait_for("views.publish")
+    view = call["body"]["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert call["body"]["user_id"] == "U1" and view["type"] == "home" and 0 < len(view["blocks"]) <= 100
+    assert "/ask" in json.dumps(view) and "Channel settings" in json.dumps(view)

@@ -1,0 +1,131 @@
+"""App Home (`bot.home`, issue 25 items 4–5): ``app_home_opened`` as a signed HTTP request, ``views.publish``
+recorded by the fake Slack; what a plain user, a page owner and an admin see, within Block Kit's limits."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from bot.home import MAX_BLOCKS, MAX_FIELD_CHARS, MAX_TEXT_CHARS, HomeFacts, fit_view, home_blocks
+from config import ChannelConfig
+from jobs.key_figures import KeyFigures
+from jobs.owners import PageFinding
+from jobs.review import Candidate, submit
+from tests.bot.test_slack_e2e import PRO_QUESTION, Bot, BotFactory, start_bot  # noqa: F401  (a fixture)
+
+OWNER_GROUP = "S0APITEAM"  # the front matter owner of api/webhooks.md in the sample knowledge base
+
+
+@pytest.fixture
+def home_settings(sample_settings):
+    settings = copy.deepcopy(sample_settings)
+    settings.channels = {"CRUNBOOKS": ChannelConfig(collections=["runbooks"], respond="questions", private=True,
+                                                    experts="S0ONCALL", language="ko"),
+                         "CGENERAL": ChannelConfig(experts="off")}
+    settings.slack.admins = ["UADMIN"]
+    return settings
+
+
+@pytest.fixture
+async def bot(start_bot: BotFactory, home_settings) -> Bot:  # noqa: F811
+    return await start_bot(settings=home_settings)
+
+
+async def open_home(bot: Bot, user: str) -> list[dict]:
+    """Sends app_home_opened for ``user``; returns the published view's blocks (checked against the limits)."""
+    before = len(bot.fake.calls_to("views.publish"))
+    await bot.send_event({"type": "app_home_opened", "user": user, "channel": "D1", "tab": "home",
+                          "event_ts": bot.next_ts()})
+    call = (await bot.fake.wait_for("views.publish", count=before + 1))[-1]
+    assert call["body"]["user_id"] == user
+    view = call["body"]["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert view["type"] == "home"
+    assert_within_limits(view["blocks"])
+    return view["blocks"]
+
+
+def assert_within_limits(blocks: list[dict]) -> None:
+    assert 0 < len(blocks) <= MAX_BLOCKS
+    for block in blocks:
+        assert len((block.get("text") or {}).get("text", "")) <= MAX_TEXT_CHARS
+        assert all(len(f["text"]) <= MAX_FIELD_CHARS for f in block.get("fields", []))
+        assert all(len(e.get("text", "")) <= MAX_TEXT_CHARS for e in block.get("elements", []))
+
+
+def headers(blocks: list[dict]) -> list[str]:
+    return [b["text"]["text"] for b in blocks if b["type"] == "header"]
+
+
+async def test_a_plain_user_sees_how_to_ask_the_size_and_every_channels_settings(bot: Bot) -> None:
+    blocks = await open_home(bot, "U1")
+
+    text = json.dumps(blocks, ensure_ascii=False)
+    assert "/ask" in text and " documents, " in text and "passages" in text
+    assert headers(blocks) == ["Minerva", "Channel settings"]  # no owner part, no figures
+    runbooks = next(b["text"]["text"] for b in blocks if "<#CRUNBOOKS>" in json.dumps(b))
+    assert "searches runbooks" in runbooks and "questions posted in the channel" in runbooks
+    assert "privately" in runbooks and "<!subteam^S0ONCALL>" in runbooks and "labels in ko" in runbooks
+    general = next(b["text"]["text"] for b in blocks if "<#CGENERAL>" in json.dumps(b))
+    assert "every collection" in general and "in the thread" in general and "experts: off" in general
+
+
+async def test_an_owner_in_an_owning_group_sees_their_pages_review_items(bot: Bot) -> None:
+    bot.fake.usergroups[OWNER_GROUP] = ["UOWNER"]
+    submit(bot.store, "quality", [
+        Candidate("bad_document", "api:webhooks.md", "update_content", 1, 3.0, "4 of 5 votes on it were 👎"),
+        Candidate("bad_document", "plans:sla.md", "update_content", 1, 3.0, "someone else's page")],
+        now=datetime.now(timezone.utc))
+
+    blocks = await open_home(bot, "UOWNER")
+
+    assert headers(blocks) == ["Minerva", "Channel settings", "Your pages"]
+    text = json.dumps(blocks, ensure_ascii=False)
+    assert "api:webhooks.md" in text and "4 of 5 votes on it were 👎" in text and "plans:sla.md" not in text
+    assert OWNER_GROUP in [c["body"]["usergroup"] for c in bot.fake.calls_to("usergroups.users.list")]
+
+
+async def test_an_owner_without_open_items_is_told_so_and_others_see_no_owner_part(bot: Bot) -> None:
+    bot.fake.usergroups[OWNER_GROUP] = ["UOWNER"]
+
+    owner, other = await open_home(bot, "UOWNER"), await open_home(bot, "U2")
+
+    assert "Nothing open on the pages you own." in json.dumps(owner)
+    assert "Your pages" not in headers(other)
+
+
+async def test_an_admin_sees_the_weeks_figures(bot: Bot) -> None:
+    await bot.mention(PRO_QUESTION)
+    await bot.posts()
+
+    blocks = await open_home(bot, "UADMIN")
+
+    assert headers(blocks)[-1] == "This week"
+    fields = [f["text"] for f in blocks[-1]["fields"]]
+    assert fields[:4] == ["*Questions*\n1", "*Answered*\n100% of 1", "*👍 / 👎*\n0 / 0", "*Refusals*\n0"]
+    assert fields[4].startswith("*Open findings*\n0 critical")
+
+
+def test_a_crowded_home_stays_within_block_kit_limits() -> None:
+    channels = {f"C{n:04d}": ChannelConfig(collections=[f"c{n}"] * 40) for n in range(150)}
+    findings = [PageFinding(f"api:p{n}.md", "T" * 400, "https://x.example/p", "bad_document", "warning", "S" * 4000)
+                for n in range(60)]
+    figures = KeyFigures(7, datetime.now(timezone.utc), 10, 2, 4, 3, {"critical": 1, "warning": 0, "info": 0})
+    facts = HomeFacts(size=(1, 2, "g1"), owner=True, findings=findings, figures=figures, open_reviews=3)
+
+    blocks = fit_view(home_blocks(facts, channels))
+
+    assert_within_limits(blocks)
+    assert headers(blocks) == ["Minerva", "Channel settings", "Your pages", "This week"]  # every part kept
+    assert "110 more channels" in json.dumps(blocks) and "40 more" in json.dumps(blocks)
+    assert len(fit_view([{"type": "divider"}] * 130)) == MAX_BLOCKS
+
+
+def test_the_owner_section_takes_further_lines_of_other_kinds() -> None:
+    from bot.home import owner_section
+
+    blocks = owner_section([], [], more=["*Handbook › VPN* is due for verification"])
+    assert "due for verification" in json.dumps(blocks) and "Nothing open" not in json.dumps(blocks)
