@@ -33,7 +33,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import BLOCK_LIMIT, escape, section_blocks, to_mrkdwn, truncate
-from config import Settings, expert_target
+from config import Settings, expert_target, slack_owner_id
 from feedback import FeedbackError, InvalidRecord, UnknownAnswer
 from knowledge.language import detect_language
 from knowledge.messages import message
@@ -101,7 +101,9 @@ def with_ask_button(blocks: list[dict], answer_id: str, language: str) -> list[d
 def expert_answer_blocks(row: dict, language: str) -> list[dict]:
     """The kept answer shown first: its label ("Answered by <@U…> on 2026-12-04"), its text, its 👍/👎."""
     date = row["answered_at"][:10]
-    label = message("expert.label", language, expert=f"<@{row['expert']}>", date=date)
+    # after `minerva privacy forget` the expert is "[forgotten]": no mention of nobody
+    expert = f"<@{row['expert']}>" if slack_owner_id(row["expert"]) else message("expert.someone", language)
+    label = message("expert.label", language, expert=expert, date=date)
     vote = [{"type": "button", "action_id": EXPERT_VOTE_ACTION, "value": f"{value}:{row['expert_answer_id']}",
              "text": {"type": "plain_text", "text": emoji}} for value, emoji in (("up", "👍"), ("down", "👎"))]
     return [{"type": "context", "elements": [{"type": "mrkdwn", "text": f":bust_in_silhouette: *{label}*"}]},

@@ -60,6 +60,7 @@ class HomeFacts:
     owner: bool = False
     findings: list = field(default_factory=list)
     reviews: list[dict] = field(default_factory=list)
+    due: list[dict] = field(default_factory=list)
     figures: object | None = None
     open_reviews: int = 0
 
@@ -127,6 +128,10 @@ def gather(kb, store, settings: Settings, documents: dict[str, dict], ids: set[s
             facts.findings, facts.reviews = owner_items(store, settings, documents, defaults, ids, pages, now=now)
         except Exception:
             log.exception("slack.home_owner_failed")
+        try:
+            facts.due = due_verifications(store, settings, documents, pages, now=now)
+        except Exception:
+            log.exception("slack.home_verifications_failed")
     if ids & set(settings.slack.admins):
         try:
             facts.figures, facts.open_reviews = admin_figures(store, now=now)
@@ -150,6 +155,16 @@ def owner_items(store, settings: Settings, documents: dict[str, dict], defaults:
     return findings, reviews
 
 
+def due_verifications(store, settings: Settings, documents: dict[str, dict], pages: set[str], *,
+                      now: datetime) -> list[dict]:
+    """The owner's ``pages`` whose verification is due or overdue (`jobs.verification.overdue_pages`: dicts with
+    ``title``, ``url``, ``due_at``, ``days_overdue``), most overdue first."""
+    from jobs.verification import overdue_pages, source_intervals
+
+    mine = {doc_id: documents[doc_id] for doc_id in pages}
+    return overdue_pages(mine, store.page_verifications(list(mine)), source_intervals(settings), now)
+
+
 def admin_figures(store, *, now: datetime) -> tuple[object, int]:
     """The week's `jobs.key_figures.KeyFigures` and the number of open review items."""
     from jobs import review
@@ -165,7 +180,9 @@ def home_blocks(facts: HomeFacts, channels: dict[str, ChannelConfig], language: 
     """The whole view's blocks, in reading order: how to ask, channels, then the owner's and the admin's parts."""
     blocks = intro_section(facts, language) + channels_section(channels, language)
     if facts.owner:
-        blocks += owner_section(facts.findings, facts.reviews, language)
+        due = [message("home.verification_line", language, title=_page(e["title"], e["url"]), due=e["due_at"][:10])
+               for e in facts.due]
+        blocks += owner_section(facts.findings, facts.reviews, language, more=due)
     if facts.figures is not None:
         blocks += admin_section(facts.figures, facts.open_reviews, language)
     return blocks

@@ -57,7 +57,8 @@ SALT_KEY = "pseudonym_salt"
 #: Tables and columns holding a Slack user id of an operator's action: set to `FORGOTTEN` by `forget_user`,
 #: never deleted (deleting a kill-switch or silence row would change what is switched off or silenced).
 OPERATOR_COLUMNS = (("alerts", "acked_by"), ("silences", "created_by"), ("kill_switch", "changed_by"),
-                    ("quarantine", "changed_by"))
+                    ("quarantine", "changed_by"), ("expert_requests", "answered_by"), ("expert_answers", "expert"),
+                    ("page_verifications", "verified_by"), ("page_verifications", "answered_by"))
 #: Columns the monitoring jobs fill from the answers: an alert's summary and annotations (a coverage gap's
 #: example question, samples and ``by_user`` counts; a bad page's evidence questions), a review item's reason
 #: and details (the same), and the reason of a kill-switch or quarantine change an alert made (its summary).
@@ -82,13 +83,15 @@ QUOTED_PREFIXES = (80, 60)
 
 #: Primary key of the tables whose changed rows `forget_user` and `apply_retention` count.
 _KEYS = {"alerts": "fingerprint", "silences": "silence_id", "kill_switch": "change_id", "quarantine": "change_id",
-         "alert_events": "event_id", "review_queue": "item_id", "job_runs": "run_id"}
+         "alert_events": "event_id", "review_queue": "item_id", "job_runs": "run_id",
+         "expert_requests": "request_id", "expert_answers": "expert_answer_id", "page_verifications": "doc_id"}
 #: Rows with a user id not yet anonymised (``:anon`` is ``ANON_PREFIX + "%"``).
 _FRESH = "user_id IS NOT NULL AND user_id NOT LIKE :anon"
 #: Tables holding a user id whose rows `apply_retention` anonymises: table → (time column, key columns).
 _USER_TABLES = {"answers": ("created_at", ("answer_id",)),
                 "votes": ("voted_at", ("answer_id", "user_id")),
-                "flags": ("created_at", ("answer_id", "user_id"))}
+                "flags": ("created_at", ("answer_id", "user_id")),
+                "expert_answer_votes": ("voted_at", ("expert_answer_id", "user_id"))}
 
 
 def salt(conn: Connection) -> bytes:
@@ -174,7 +177,9 @@ def apply_retention(
     key = salt(conn) if user_ids == "hash" else b""
     replacement = (lambda u: pseudonym(u, key)) if user_ids == "hash" else _random_token
     anonymised = {user: replacement(user) for user in _fresh_ids(conn, user_ids_before)}
-    for table, kind in (("answers", "answer_user_ids"), ("votes", "vote_user_ids"), ("flags", "flag_user_ids")):
+    counts["expert_requests"] = _age_expert_requests(conn, questions_before, user_ids_before, replacement)
+    for table, kind in (("answers", "answer_user_ids"), ("votes", "vote_user_ids"), ("flags", "flag_user_ids"),
+                        ("expert_answer_votes", "expert_vote_user_ids")):
         if table == "answers" and user_ids == "remove":
             counts[kind] = run(conn, f"UPDATE answers SET user_id = NULL WHERE created_at < :before AND {_FRESH}",
                                before=user_ids_before, anon=ANON_PREFIX + "%").rowcount
@@ -196,7 +201,9 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     texts become `REMOVED` and the id (or its pseudonym) `FORGOTTEN` wherever the jobs copied them or a
     note holds them (`COPY_COLUMNS`, `NOTE_COLUMNS`: alert summaries and annotations — a coverage gap's
     samples and ``by_user`` —, review items, switch reasons, ``"by"`` in alert events, silence comments, job
-    errors), and operator columns (`OPERATOR_COLUMNS`) read `FORGOTTEN`: the action stays, nobody is named.
+    errors), and operator columns (`OPERATOR_COLUMNS`: also who answered an escalation, kept an expert answer
+    or verified a page) read `FORGOTTEN`: the action stays, nobody is named. Their escalations ("Ask an
+    expert") and their votes on kept answers go; a kept answer quoting their question loses the question.
 
     Args:
         conn: a connection inside a write transaction.
@@ -234,15 +241,45 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     ).rowcount
     counts["topics"] = _remove_topic_labels(conn, founded)
     counts["answers"] = run(conn, "DELETE FROM answers WHERE user_id IN :ids", ids=ids).rowcount
+    counts.update(_forget_in_escalations(conn, ids))
     # table → keys of the rows changed, so a row changed in two columns counts once
     changed = _scrub_copies(conn, questions, dict.fromkeys(ids, FORGOTTEN), ids_in_notes=True)
     for table, column in OPERATOR_COLUMNS:
         key = _KEYS[table]
-        changed[table].update(r[key] for r in rows(
+        changed.setdefault(table, set()).update(r[key] for r in rows(
             conn, f"UPDATE {table} SET {column} = :forgotten WHERE {column} IN :ids RETURNING {key}",
             forgotten=FORGOTTEN, ids=ids))
-    counts.update({table: len(keys) for table, keys in changed.items()})
+    counts.update({table: counts.get(table, 0) + len(keys) for table, keys in changed.items()})
     return counts
+
+
+def _forget_in_escalations(conn: Connection, ids: list[str]) -> dict[str, int]:
+    """`forget_user`'s part in the "Ask an expert" tables (issue 25): the person's votes on kept answers go,
+    their escalations go, and an expert answer kept from one of them loses the question it quoted (it stays
+    as knowledge but no longer matches, since the question was the asker's words)."""
+    mine = "SELECT request_id FROM expert_requests WHERE asker IN :ids"
+    return {
+        "expert_answer_votes": run(conn, "DELETE FROM expert_answer_votes WHERE user_id IN :ids", ids=ids).rowcount,
+        "expert_answers": run(conn, f"UPDATE expert_answers SET question = :removed WHERE request_id IN ({mine})",
+                              removed=REMOVED, ids=ids).rowcount,
+        "expert_requests": run(conn, "DELETE FROM expert_requests WHERE asker IN :ids", ids=ids).rowcount,
+    }
+
+
+def _age_expert_requests(conn: Connection, questions_before: str, user_ids_before: str, replacement) -> int:
+    """`apply_retention` on escalations: the question and the bot's attempt of those older than
+    ``questions_before`` become `REMOVED`; the asker of those older than ``user_ids_before`` is replaced by
+    ``replacement(asker)``. Returns the rows changed (a row changed twice counts once)."""
+    changed = {r["request_id"] for r in rows(
+        conn, "UPDATE expert_requests SET question = :removed, attempt = :removed "
+              "WHERE requested_at < :before AND question <> :removed RETURNING request_id",
+        removed=REMOVED, before=questions_before)}
+    found = rows(conn, "SELECT request_id, asker FROM expert_requests WHERE requested_at < :before "
+                       "AND asker NOT LIKE :anon", before=user_ids_before, anon=ANON_PREFIX + "%")
+    for row in found:
+        run(conn, "UPDATE expert_requests SET asker = :new WHERE request_id = :id",
+            new=replacement(row["asker"]), id=row["request_id"])
+    return len(changed | {r["request_id"] for r in found})
 
 
 def user_rows(conn: Connection, user_id: str) -> dict[str, int]:
@@ -259,7 +296,8 @@ def user_rows(conn: Connection, user_id: str) -> dict[str, int]:
         raise ValueError("user_id must be a non-empty Slack user id, e.g. U012AB3CD")
     user_id = user_id.strip()
     ids = [user_id, pseudonym(user_id, salt(conn))]
-    columns = [("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"), *OPERATOR_COLUMNS]
+    columns = [("answers", "user_id"), ("votes", "user_id"), ("flags", "user_id"), ("expert_requests", "asker"),
+               ("expert_answer_votes", "user_id"), *OPERATOR_COLUMNS]
     counts = {f"{t}.{c}": scalar(conn, f"SELECT COUNT(*) FROM {t} WHERE {c} IN :ids", ids=ids) for t, c in columns}
     founded = _founded_topics(conn, "a.user_id IN :ids", {"ids": ids})
     counts["topics.label"] = scalar(conn, "SELECT COUNT(*) FROM topics WHERE topic_id IN :t AND label NOT LIKE :r",

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from bot.home import MAX_BLOCKS, MAX_FIELD_CHARS, MAX_TEXT_CHARS, HomeFacts, fit_view, home_blocks
-from config import ChannelConfig
+from config import ChannelConfig, load_settings
 from jobs.key_figures import KeyFigures
 from jobs.owners import PageFinding
 from jobs.review import Candidate, submit
@@ -129,3 +129,23 @@ def test_the_owner_section_takes_further_lines_of_other_kinds() -> None:
 
     blocks = owner_section([], [], more=["*Handbook › VPN* is due for verification"])
     assert "due for verification" in json.dumps(blocks) and "Nothing open" not in json.dumps(blocks)
+
+
+def test_an_owner_sees_the_pages_due_for_verification(store_target) -> None:
+    """A page whose interval has passed since it was indexed is listed for its owner, with its due date."""
+    from bot.home import due_verifications
+    from feedback import FeedbackStore
+
+    now = datetime(2026, 12, 4, 12, tzinfo=timezone.utc)
+    documents = {
+        "hr:leave.md": {"collection": "hr", "title": "Leave", "url": "https://x/leave", "owner": "U1",
+                        "indexed_at": "2026-08-01T00:00:00+00:00", "verify_days": 30, "stage": "active"},
+        "hr:fresh.md": {"collection": "hr", "title": "Fresh", "url": "", "owner": "U1",
+                        "indexed_at": "2026-12-01T00:00:00+00:00", "verify_days": 30, "stage": "active"},
+    }
+    settings = copy.deepcopy(load_settings())
+    with FeedbackStore.open(store_target) as store:
+        due = due_verifications(store, settings, documents, set(documents), now=now)
+    assert [(e["title"], e["due_at"][:10]) for e in due] == [("Leave", "2026-08-31")]
+    blocks = home_blocks(HomeFacts(owner=True, due=due), {})
+    assert "*<https://x/leave|Leave>*: verification due since 2026-08-31" in json.dumps(blocks, ensure_ascii=False)

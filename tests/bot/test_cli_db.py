@@ -99,6 +99,13 @@ def fill(store: FeedbackStore) -> None:
             last_seen_at=at(1))])
         conn.execute(schema.job_leases.insert(), [dict(job="bad_docs", slot=at(0), holder="h:1", taken_at=at(0),
                                                        expires_at=at(5))])
+    store.claim_expert_request(request_id="a2", question="question 2", attempt="no idea", asker="U2", channel="C1",
+                               thread_ts="2.0", whom="UEXPERT", doc_ids=["hr:d2.md"], language="en", requested_at=NOW)
+    kept = store.record_expert_answer(request_id="a2", question="question 2", answer="ask HR", expert="UEXPERT",
+                                      answered_at=NOW, expires_at=NOW + timedelta(days=180), doc_ids=["hr:d2.md"],
+                                      page_wrong=False, language="en")
+    store.record_expert_vote(kept, "U1", "up", NOW)
+    store.claim_verification_ask("hr:d1.md", "UOWNER", due_at=NOW, now=NOW)
 
 
 def dump(store: FeedbackStore) -> dict[str, list[dict]]:

@@ -303,7 +303,8 @@ def test_forget_leaves_no_row_with_the_users_id_or_questions_behind(store) -> No
 
     assert counts == {"votes": 2 + 3, "flags": 1 + 3, "citations": 3, "answer_passages": 7, "answer_labels": 4,
                       "follow_ups_unlinked": 1, "topics": 3, "answers": 4, "alerts": 1, "silences": 1,
-                      "kill_switch": 1, "alert_events": 2, "review_queue": 1, "quarantine": 0, "job_runs": 0}
+                      "kill_switch": 1, "alert_events": 2, "review_queue": 1, "quarantine": 0, "job_runs": 0,
+                      "expert_answer_votes": 0, "expert_answers": 0, "expert_requests": 0, "page_verifications": 0}
     assert held_by(store, FORGET, pseudonym, "medical leave form") == []
     assert set(store.user_rows(FORGET).values()) == {0}
     assert store.get_answer("follow")["follow_up_of"] is None
@@ -584,3 +585,37 @@ def test_retention_scrubs_the_copies_of_what_it_removes(store, tmp_path, sample_
     forget(store, FORGET)                            # the pseudonym is found in the copies too
     assert json.loads(query(store, "SELECT annotations FROM alerts WHERE alert = 'coverage_gap'")[0]["annotations"])[
         "by_user"][FORGOTTEN] == 2
+
+
+def test_forget_and_retention_reach_the_expert_tables(store) -> None:
+    """Issue 25's tables hold askers' ids and questions: forgetting the asker removes their escalation and the
+    question a kept answer quoted; their votes on kept answers go; an expert's id reads FORGOTTEN; retention
+    ages escalations like answers."""
+    store.claim_expert_request(request_id="r1", question="how do I file my medical leave form", attempt="no idea",
+                               asker=FORGET, channel="C1", thread_ts="1.0", whom="UEXPERT", doc_ids=[],
+                               language="en", requested_at=NOW - timedelta(days=40))
+    store.claim_expert_request(request_id="r2", question="someone else's question about parking", attempt="…",
+                               asker="U002", channel="C1", thread_ts="2.0", whom="UEXPERT", doc_ids=[],
+                               language="en", requested_at=NOW - timedelta(days=40))
+    kept = store.record_expert_answer(request_id="r1", question="how do I file my medical leave form",
+                                      answer="Send it to HR.", expert=FORGET, answered_at=NOW,
+                                      expires_at=NOW + timedelta(days=180), doc_ids=[], page_wrong=False,
+                                      language="en")
+    store.record_expert_vote(kept, FORGET, "up", NOW)
+    store.record_expert_vote(kept, "U003", "up", NOW)
+
+    found = store.user_rows(FORGET)
+    assert (found["expert_requests.asker"], found["expert_answer_votes.user_id"], found["expert_answers.expert"]) == (
+        1, 1, 1)
+    counts = forget(store, FORGET)
+
+    assert (counts["expert_requests"], counts["expert_answer_votes"], counts["expert_answers"]) == (1, 1, 2)
+    assert store.expert_request("r1") is None and store.expert_request("r2") is not None
+    row = store.expert_answer(kept)
+    assert (row["question"], row["expert"], row["answer"]) == (REMOVED, FORGOTTEN, "Send it to HR.")
+    assert set(store.user_rows(FORGET).values()) == {0}
+
+    changed = store.apply_retention(questions_days=30, user_ids_days=30, now=NOW)
+    assert changed["expert_requests"] == 1
+    aged = store.expert_request("r2")
+    assert aged["question"] == REMOVED and aged["asker"].startswith("anon:")
