@@ -106,7 +106,10 @@ def expert_answer_blocks(row: dict, language: str) -> list[dict]:
     label = message("expert.label", language, expert=expert, date=date)
     vote = [{"type": "button", "action_id": EXPERT_VOTE_ACTION, "value": f"{value}:{row['expert_answer_id']}",
              "text": {"type": "plain_text", "text": emoji}} for value, emoji in (("up", "👍"), ("down", "👎"))]
-    return [{"type": "context", "elements": [{"type": "mrkdwn", "text": f":bust_in_silhouette: *{label}*"}]},
+    # the question it answered, so a reader sees at once whether it is theirs (a match is a similarity, not proof)
+    asked = message("expert.asked_as", language, question=escape(truncate(" ".join(row["question"].split()), 150)))
+    return [{"type": "context", "elements": [{"type": "mrkdwn", "text": f":bust_in_silhouette: *{label}*"},
+                                             {"type": "mrkdwn", "text": asked}]},
             *section_blocks(to_mrkdwn(row["answer"])),
             {"type": "actions", "block_id": f"expert_vote_{row['expert_answer_id'][:16]}", "elements": vote},
             {"type": "divider"}]
