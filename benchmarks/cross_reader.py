@@ -102,7 +102,7 @@ class CrossReader:
         self.model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
 
     def _batch(self, questions, texts):
-        return self.tokenizer(list(questions), list(texts), truncation="only_second", max_length=MAX_TOKENS,
+        return self.tokenizer(list(questions), list(texts), truncation="longest_first", max_length=MAX_TOKENS,
                               padding=True, return_tensors="pt")
 
     def train(self, pairs, epochs: int, batch: int = 16, lr: float = 4e-5) -> float:

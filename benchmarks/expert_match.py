@@ -9,8 +9,12 @@ Data: ``benchmarks/data/gap_paraphrases.jsonl`` (see benchmarks/data/README.md a
 Split once by topic with the fixed seed of `knowledge.kbeval.split_by_page` (a topic as the "page", each
 one-off question its own group), as benchmarks/gap_paraphrases.py does.
 
-In each part, the first English wording of every topic plays the question an expert answered (stored); every
-other question is asked later. A later question of a topic should match its topic's stored question (a
+In each part, `STORED_PER_TOPIC` wordings of every topic (drawn with a fixed seed, any language) play the
+questions a kept answer is matched by — the expert's own question and the wordings later 👍 taught it
+(`feedback.experts.add_wording`) — and every other question is asked later. (Until 2026-12-04 one English
+wording per topic was stored; with the wordings a running bot learns, an unrelated question has many more
+chances to come close to one, and `benchmarks/experts_sim.py` showed the cut fitted that way matching
+one-off questions about twice a day.) A later question of a topic should match its topic's stored question (a
 positive); a one-off question should match nothing (a negative; a stored question of another topic is a
 wrong match). Per cut, over the later questions:
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -60,14 +65,20 @@ def split(questions: list[dict]) -> tuple[list[dict], list[dict]]:
     return split_by_page(as_pages)
 
 
+#: Wordings stored per topic: the expert's question and three a 👍 confirmed.
+STORED_PER_TOPIC = 4
+SEED = 25
+
+
 def stored_and_asked(part: list[dict]) -> tuple[list[dict], list[dict]]:
-    """The first English wording of each topic (stored), and every other question (asked later)."""
-    stored: dict[str, dict] = {}
-    for q in part:
-        if q["topic"] and q["lang"] == "en" and q["topic"] not in stored:
-            stored[q["topic"]] = q
-    kept = {id(q) for q in stored.values()}
-    return list(stored.values()), [q for q in part if id(q) not in kept]
+    """`STORED_PER_TOPIC` wordings of each topic (stored, drawn with `SEED`), and every other question (asked)."""
+    rng = random.Random(SEED)
+    stored = []
+    for topic in sorted({q["topic"] for q in part if q["topic"]}):
+        wordings = [q for q in part if q["topic"] == topic]
+        stored += rng.sample(wordings, min(STORED_PER_TOPIC, len(wordings) - 1))
+    kept = {id(q) for q in stored}
+    return stored, [q for q in part if id(q) not in kept]
 
 
 def best_matches(model, stored: list[dict], asked: list[dict]) -> list[tuple[dict, str | None, float]]:

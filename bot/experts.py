@@ -56,6 +56,23 @@ ATTEMPT_CHARS = 500
 CORRECTION_SIGNAL = "expert_correction"
 
 
+def matching_answer(kb, store, question: str, *, now: datetime) -> dict | None:
+    """The kept expert answer (a `FeedbackStore.active_expert_answers` row: not expired at ``now``, not retired
+    by two users' 👎) whose question ``question`` asks again (`KnowledgeBase.match_question`), or None."""
+    active = store.active_expert_answers(now)
+    # each kept answer is matched by its own question and by the wordings a 👍 confirmed (`feedback.experts`)
+    wordings = [(row, text) for row in active for text in [row["question"], *row.get("also_asked", [])]]
+    if not wordings:
+        return None
+    found = kb.match_question(question, [text for _, text in wordings])
+    if found is None:
+        return None
+    index, similarity = found
+    row = wordings[index][0]
+    log.info("expert.answer_matched", expert_answer_id=row["expert_answer_id"], similarity=round(similarity, 4))
+    return row
+
+
 def whom_to_ask(settings: Settings, channel: str | None, collections: list[str]) -> str | None:
     """Whom "Ask an expert" asks for a reply in ``channel`` citing ``collections`` (first cited first).
 
@@ -98,13 +115,13 @@ def with_ask_button(blocks: list[dict], answer_id: str, language: str) -> list[d
     return blocks
 
 
-def expert_answer_blocks(row: dict, language: str) -> list[dict]:
+def expert_answer_blocks(row: dict, language: str, answer_id: str = "") -> list[dict]:
     """The kept answer shown first: its label ("Answered by <@U…> on 2026-12-04"), its text, its 👍/👎."""
     date = row["answered_at"][:10]
     # after `minerva privacy forget` the expert is "[forgotten]": no mention of nobody
     expert = f"<@{row['expert']}>" if slack_owner_id(row["expert"]) else message("expert.someone", language)
     label = message("expert.label", language, expert=expert, date=date)
-    vote = [{"type": "button", "action_id": EXPERT_VOTE_ACTION, "value": f"{value}:{row['expert_answer_id']}",
+    vote = [{"type": "button", "action_id": EXPERT_VOTE_ACTION, "value": f"{value}:{row['expert_answer_id']}:{answer_id}",
              "text": {"type": "plain_text", "text": emoji}} for value, emoji in (("up", "👍"), ("down", "👎"))]
     # the question it answered, so a reader sees at once whether it is theirs (a match is a similarity, not proof)
     asked = message("expert.asked_as", language, question=escape(truncate(" ".join(row["question"].split()), 150)))
@@ -115,10 +132,10 @@ def expert_answer_blocks(row: dict, language: str) -> list[dict]:
             {"type": "divider"}]
 
 
-def with_expert_answer(blocks: list[dict], row: dict, language: str) -> list[dict]:
+def with_expert_answer(blocks: list[dict], row: dict, language: str, answer_id: str = "") -> list[dict]:
     """The kept answer's blocks, then the page answer's, within `BLOCK_LIMIT` (page blocks before the last
     three controls are dropped when it would not fit)."""
-    head = expert_answer_blocks(row, language)
+    head = expert_answer_blocks(row, language, answer_id)
     room = BLOCK_LIMIT - len(head)
     if len(blocks) > room:
         blocks = blocks[: room - 3] + blocks[-3:]
@@ -206,21 +223,12 @@ class ExpertDesk:
             log.exception("expert.match_failed", answer_id=answer.answer_id)
             kept = None
         if kept is not None:
-            blocks = with_expert_answer(blocks, kept, answer.language)
+            blocks = with_expert_answer(blocks, kept, answer.language, answer.answer_id)
         whom = whom_to_ask(self.settings, channel, collections_of([c.doc_id for c in answer.citations]))
         return with_ask_button(blocks, answer.answer_id, answer.language) if whom else blocks
 
     def _matching_answer(self, question: str) -> dict | None:
-        active = self.store.active_expert_answers(datetime.now(timezone.utc))
-        if not active:
-            return None
-        found = self.kb.match_question(question, [row["question"] for row in active])
-        if found is None:
-            return None
-        index, similarity = found
-        log.info("expert.answer_matched", expert_answer_id=active[index]["expert_answer_id"],
-                 similarity=round(similarity, 4))
-        return active[index]
+        return matching_answer(self.kb, self.store, question, now=datetime.now(timezone.utc))
 
     # "Ask an expert" -----------------------------------------------------------------------------------------
 
@@ -349,10 +357,14 @@ class ExpertDesk:
     async def vote(self, body: dict, action: dict) -> str:
         """Store a 👍/👎 on a kept answer; returns the private confirmation."""
         user = (body.get("user") or {}).get("id", "")
-        value, _, expert_answer_id = str(action.get("value") or "").partition(":")
+        # "up:<kept answer>:<the reply it was shown in>" (buttons before the reply id was added: no third part)
+        value, _, rest = str(action.get("value") or "").partition(":")
+        expert_answer_id, _, answer_id = rest.partition(":")
         try:
             changed = await self._run(self.store.record_expert_vote, expert_answer_id, user, value,
                                       datetime.now(timezone.utc))
+            if value == "up" and answer_id:
+                await self._run(self._learn_wording, expert_answer_id, answer_id)
             log.info("expert.vote", expert_answer_id=expert_answer_id, user=user, value=value, changed=changed)
             return message("expert.vote_thanks" if changed else "vote.unchanged")
         except (InvalidRecord, UnknownAnswer):
@@ -360,6 +372,13 @@ class ExpertDesk:
         except FeedbackError:
             log.exception("expert.vote_failed", value=action.get("value"))
             return message("vote.failed")
+
+
+    def _learn_wording(self, expert_answer_id: str, answer_id: str) -> None:
+        """A 👍 says the kept answer fits the question of reply ``answer_id``: keep that wording for matching."""
+        shown_for = self.store.get_answer(answer_id)
+        if shown_for and shown_for.get("question"):
+            self.store.add_expert_answer_wording(expert_answer_id, shown_for["question"])
 
 
 def register(app, desk: ExpertDesk, *, stored_then_acked, confirm) -> None:

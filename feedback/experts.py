@@ -12,7 +12,11 @@ An expert answer is kept as knowledge until ``expires_at``; two distinct users' 
               "language", "status": "open" | "resolved", "requested_at", "posted": [[channel, ts]],
               "reminded_at", "answered_by", "answer", "answered_at"}
     expert answer: {"expert_answer_id", "request_id", "question", "answer", "expert", "answered_at",
-                    "expires_at", "doc_ids": [str], "page_wrong": bool, "language"}
+                    "expires_at", "doc_ids": [str], "page_wrong": bool, "language", "also_asked": [str]}
+
+``also_asked`` holds later askers' wordings that a 👍 confirmed the answer fits (`add_wording`): a later
+question is matched against each of them too, so one kept answer learns how people ask in their own words and
+languages (`benchmarks/experts_sim.py`).
 
 Times are UTC ISO-8601 text (`feedback._time.utc_iso`). Functions take a connection from
 ``store.transaction()`` / ``store.snapshot()``; `feedback.store.FeedbackStore` delegates to them.
@@ -36,6 +40,9 @@ RETIRE_AFTER_DOWNS = 2
 #: Longest question, attempt and answer kept, in characters (Slack's section limit is 3,000).
 MAX_TEXT_CHARS = 3000
 _REQUEST_JSON = ("doc_ids", "posted")
+#: Wordings kept per expert answer besides its own question (the newest kept): enough for a topic's usual
+#: phrasings in three languages, few enough that a match stays one small numpy product.
+MAX_WORDINGS = 20
 
 
 def claim_request(conn: Connection, *, request_id: str, question: str, attempt: str, asker: str,
@@ -189,7 +196,24 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def add_wording(conn: Connection, expert_answer_id: str, question: str) -> bool:
+    """Keeps ``question`` as another wording of the expert answer (a 👍 said it fits); True when it was new.
+    The newest `MAX_WORDINGS` are kept. Raises UnknownAnswer when there is no such answer."""
+    row = fetch_expert_answer(conn, expert_answer_id)
+    if row is None:
+        raise UnknownAnswer(expert_answer_id)
+    text = " ".join(question.split())[:MAX_TEXT_CHARS]
+    known = {" ".join(w.split()).casefold() for w in [row["question"], *row["also_asked"]]}
+    if not text or text.casefold() in known:
+        return False
+    wordings = [*row["also_asked"], text][-MAX_WORDINGS:]
+    run(conn, "UPDATE expert_answers SET also_asked = :w WHERE expert_answer_id = :id",
+        w=json.dumps(wordings, ensure_ascii=False), id=expert_answer_id)
+    return True
+
+
 def _answer_decoded(row: dict[str, Any]) -> dict[str, Any]:
+    row["also_asked"] = json.loads(row.get("also_asked") or "[]")
     row["doc_ids"] = json.loads(row["doc_ids"] or "[]")
     row["page_wrong"] = bool(row["page_wrong"])
     return row

@@ -241,9 +241,11 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     ).rowcount
     counts["topics"] = _remove_topic_labels(conn, founded)
     counts["answers"] = run(conn, "DELETE FROM answers WHERE user_id IN :ids", ids=ids).rowcount
-    counts.update(_forget_in_escalations(conn, ids))
+    escalations, kept_changed = _forget_in_escalations(conn, ids, questions)
+    counts.update(escalations)
     # table → keys of the rows changed, so a row changed in two columns counts once
     changed = _scrub_copies(conn, questions, dict.fromkeys(ids, FORGOTTEN), ids_in_notes=True)
+    changed["expert_answers"] = kept_changed
     for table, column in OPERATOR_COLUMNS:
         key = _KEYS[table]
         changed.setdefault(table, set()).update(r[key] for r in rows(
@@ -253,17 +255,33 @@ def forget_user(conn: Connection, user_id: str) -> dict[str, int]:
     return counts
 
 
-def _forget_in_escalations(conn: Connection, ids: list[str]) -> dict[str, int]:
+def _forget_in_escalations(conn: Connection, ids: list[str], questions: list[str]) -> tuple[dict[str, int], set]:
     """`forget_user`'s part in the "Ask an expert" tables (issue 25): the person's votes on kept answers go,
-    their escalations go, and an expert answer kept from one of them loses the question it quoted (it stays
-    as knowledge but no longer matches, since the question was the asker's words)."""
+    their escalations go, an expert answer kept from one of them loses the question it quoted (it stays as
+    knowledge but no longer matches, since the question was the asker's words), and their ``questions`` leave
+    the wordings kept answers learnt from 👍 (``also_asked``). Kept answers are knowledge an expert wrote:
+    retention by age leaves them (and their wordings) as they are.
+
+    Returns:
+        (rows deleted per table, ids of the ``expert_answers`` rows changed).
+    """
     mine = "SELECT request_id FROM expert_requests WHERE asker IN :ids"
+    gone = {" ".join(q.split()).casefold() for q in questions}
+    changed = set()
+    for row in rows(conn, "SELECT expert_answer_id, also_asked FROM expert_answers WHERE also_asked <> '[]'"):
+        wordings = json.loads(row["also_asked"])
+        kept = [w for w in wordings if " ".join(w.split()).casefold() not in gone]
+        if len(kept) != len(wordings):
+            run(conn, "UPDATE expert_answers SET also_asked = :w WHERE expert_answer_id = :id",
+                w=json.dumps(kept, ensure_ascii=False), id=row["expert_answer_id"])
+            changed.add(row["expert_answer_id"])
+    changed.update(r["expert_answer_id"] for r in rows(
+        conn, f"UPDATE expert_answers SET question = :removed WHERE request_id IN ({mine}) "
+              "RETURNING expert_answer_id", removed=REMOVED, ids=ids))
     return {
         "expert_answer_votes": run(conn, "DELETE FROM expert_answer_votes WHERE user_id IN :ids", ids=ids).rowcount,
-        "expert_answers": run(conn, f"UPDATE expert_answers SET question = :removed WHERE request_id IN ({mine})",
-                              removed=REMOVED, ids=ids).rowcount,
         "expert_requests": run(conn, "DELETE FROM expert_requests WHERE asker IN :ids", ids=ids).rowcount,
-    }
+    }, changed
 
 
 def _age_expert_requests(conn: Connection, questions_before: str, user_ids_before: str, replacement) -> int:

@@ -362,6 +362,7 @@ expert_answers = Table(
     Column("doc_ids", Text, nullable=False),           # JSON list: the pages the bot had cited
     Column("page_wrong", Integer, nullable=False),     # 1: the expert ticked "the page cited is wrong"
     Column("language", Text, nullable=False),
+    Column("also_asked", Text, nullable=False, server_default="[]"),  # JSON list: wordings a 👍 confirmed
     Index("idx_expert_answers_expiry", "expires_at"),
 )
 

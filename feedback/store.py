@@ -637,6 +637,12 @@ class FeedbackStore:
         with self.transaction() as conn:
             return experts.upsert_expert_vote(conn, expert_answer_id, user_id, value, at)
 
+    def add_expert_answer_wording(self, expert_answer_id: str, question: str) -> bool:
+        """Keeps ``question`` as another wording of a kept answer (`feedback.experts.add_wording`); True when
+        new. Raises UnknownAnswer."""
+        with self.transaction() as conn:
+            return experts.add_wording(conn, expert_answer_id, question)
+
     def claim_expert_reminders(self, *, requested_before: datetime, now: datetime) -> list[dict[str, Any]]:
         """Open escalations due their one reminder, each claimed (marked reminded) for this caller only."""
         with self.transaction() as conn:

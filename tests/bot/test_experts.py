@@ -256,6 +256,23 @@ async def test_an_expired_answer_or_one_two_people_voted_down_is_not_shown(start
     assert "Old news" not in json.dumps(expired["blocks"]) and button(expired, EXPERT_VOTE_ACTION) is None
 
 
+async def test_a_thumbs_up_teaches_the_kept_answer_the_askers_wording(start_bot, sample_settings) -> None:
+    bot = await start_bot(settings=with_experts(sample_settings))
+    await ask_and_answer(bot)
+    before = len(bot.fake.calls_to("chat.postMessage"))
+    await bot.mention(LATER_QUESTION, user="U5")
+    shown = (await bot.fake.wait_for("chat.postMessage", count=before + 1))[-1]["body"]
+    vote = button(shown, EXPERT_VOTE_ACTION)
+    assert vote["value"].startswith("up:") and vote["value"].count(":") == 2  # up:<kept answer>:<reply>
+    assert await click(bot, shown, EXPERT_VOTE_ACTION, vote["value"], user="U5") == 200
+    kept_id = vote["value"].split(":")[1]
+    await wait_until(lambda: bot.store.expert_answer(kept_id)["also_asked"] == [LATER_QUESTION])
+    # an old button without the reply's id still counts the vote and learns nothing
+    assert await click(bot, shown, EXPERT_VOTE_ACTION, f"up:{kept_id}", user="U6") == 200
+    await bot.fake.wait_for("chat.postEphemeral", count=3)
+    assert bot.store.expert_answer(kept_id)["also_asked"] == [LATER_QUESTION]
+
+
 async def test_the_page_is_wrong_box_files_a_review_item_on_the_cited_page(start_bot, sample_settings) -> None:
     from jobs.review import items
 

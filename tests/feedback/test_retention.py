@@ -603,16 +603,21 @@ def test_forget_and_retention_reach_the_expert_tables(store) -> None:
                                       language="en")
     store.record_expert_vote(kept, FORGET, "up", NOW)
     store.record_expert_vote(kept, "U003", "up", NOW)
+    ask(store, 990, question="where do I send the leave paperwork", user=FORGET, days_ago=1)
+    assert store.add_expert_answer_wording(kept, "where do I send the leave paperwork")
+    assert store.add_expert_answer_wording(kept, "someone else's wording of it")
+    assert not store.add_expert_answer_wording(kept, "someone else's  wording of it")  # the same, once
 
     found = store.user_rows(FORGET)
     assert (found["expert_requests.asker"], found["expert_answer_votes.user_id"], found["expert_answers.expert"]) == (
         1, 1, 1)
     counts = forget(store, FORGET)
 
-    assert (counts["expert_requests"], counts["expert_answer_votes"], counts["expert_answers"]) == (1, 1, 2)
+    assert (counts["expert_requests"], counts["expert_answer_votes"], counts["expert_answers"]) == (1, 1, 1)
     assert store.expert_request("r1") is None and store.expert_request("r2") is not None
     row = store.expert_answer(kept)
     assert (row["question"], row["expert"], row["answer"]) == (REMOVED, FORGOTTEN, "Send it to HR.")
+    assert row["also_asked"] == ["someone else's wording of it"]
     assert set(store.user_rows(FORGET).values()) == {0}
 
     changed = store.apply_retention(questions_days=30, user_ids_days=30, now=NOW)
