@@ -31,7 +31,6 @@ cut was chosen) is scored the same way, whole, at the shipped cut.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -42,27 +41,16 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _output import emit  # noqa: E402
 from config import EmbeddingConfig  # noqa: E402
 from knowledge.embedding_profiles import USEEmbedder  # noqa: E402
 from knowledge.expert_match import EXPERT_MATCH_SIMILARITY, match_question  # noqa: E402
-from knowledge.kbeval import split_by_page  # noqa: E402
+from gap_paraphrases import FRESH, load, split  # noqa: E402  (the same questions, split the same way)
 
-DATA = ROOT / "benchmarks" / "data" / "gap_paraphrases.jsonl"
-FRESH = ROOT / "benchmarks" / "data" / "gap_paraphrases_fresh.jsonl"
 CUTS = tuple(round(c, 3) for c in np.arange(0.20, 0.81, 0.025))
 BETA = 0.5
-
-
-def load(path: Path = DATA) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def split(questions: list[dict]) -> tuple[list[dict], list[dict]]:
-    """``(fitting, validation)`` by topic; one-off questions each their own group."""
-    as_pages = [{**q, "gold": [f"topic:{q['topic']}"] if q["topic"] else []} for q in questions]
-    return split_by_page(as_pages)
 
 
 #: Wordings stored per topic: the expert's question and three a 👍 confirmed.

@@ -232,12 +232,17 @@ async def test_a_later_similar_question_and_a_korean_one_are_answered_from_the_k
         assert any(b["type"] == "context_actions" for b in reply["blocks"])  # the page answer's own 👍/👎 below
 
 
-async def test_an_expired_answer_or_one_two_people_voted_down_is_not_shown(start_bot, sample_settings) -> None:
+async def kept_answer_shown(start_bot, sample_settings) -> tuple[Bot, int, dict]:
+    """An expert answered PRO_QUESTION; U5 then asked LATER_QUESTION: (bot, posts before U5's, U5's reply)."""
     bot = await start_bot(settings=with_experts(sample_settings))
     await ask_and_answer(bot)
     before = len(bot.fake.calls_to("chat.postMessage"))
     await bot.mention(LATER_QUESTION, user="U5")
-    shown = (await bot.fake.wait_for("chat.postMessage", count=before + 1))[-1]["body"]
+    return bot, before, (await bot.fake.wait_for("chat.postMessage", count=before + 1))[-1]["body"]
+
+
+async def test_an_expired_answer_or_one_two_people_voted_down_is_not_shown(start_bot, sample_settings) -> None:
+    bot, before, shown = await kept_answer_shown(start_bot, sample_settings)
     vote = button(shown, EXPERT_VOTE_ACTION)
     down = vote["value"].replace("up:", "down:")
     for user in ("U7", "U7", "U8"):  # one person twice is one 👎; a second person's retires it
@@ -257,11 +262,7 @@ async def test_an_expired_answer_or_one_two_people_voted_down_is_not_shown(start
 
 
 async def test_a_thumbs_up_teaches_the_kept_answer_the_askers_wording(start_bot, sample_settings) -> None:
-    bot = await start_bot(settings=with_experts(sample_settings))
-    await ask_and_answer(bot)
-    before = len(bot.fake.calls_to("chat.postMessage"))
-    await bot.mention(LATER_QUESTION, user="U5")
-    shown = (await bot.fake.wait_for("chat.postMessage", count=before + 1))[-1]["body"]
+    bot, before, shown = await kept_answer_shown(start_bot, sample_settings)
     vote = button(shown, EXPERT_VOTE_ACTION)
     assert vote["value"].startswith("up:") and vote["value"].count(":") == 2  # up:<kept answer>:<reply>
     assert await click(bot, shown, EXPERT_VOTE_ACTION, vote["value"], user="U5") == 200
