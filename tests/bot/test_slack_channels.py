@@ -89,10 +89,7 @@ async def test_a_question_in_a_restricted_channel_never_cites_a_page_outside_its
 
 
 async def test_slash_ask_in_a_restricted_channel_keeps_to_its_collections(bot: Bot) -> None:
-    form = {"team_id": "T1", "channel_id": RUNBOOKS_ONLY, "channel_name": "ops", "user_id": "U2", "command": "/ask",
-            "text": PRO_QUESTION, "api_app_id": "A1", "response_url": bot.fake.response_url("cmd-r"),
-            "trigger_id": "1.2.3", "token": "t", "team_domain": "minerva-test", "user_name": "bob"}
-    assert await bot.post(urlencode(form).encode()) == 200
+    assert await bot.slash_ask(PRO_QUESTION, response_key="cmd-r", channel=RUNBOOKS_ONLY, channel_name="ops") == 200
 
     (reply,) = await bot.fake.wait_for("response_url")
     assert {url for url in _URL.findall(json.dumps(reply["body"]))} <= {"runbooks"}
@@ -201,10 +198,7 @@ async def test_a_private_channel_replies_ephemerally_and_votes_on_it_still_work(
 
 
 async def test_slash_ask_in_a_private_channel_answers_only_the_asker(bot: Bot) -> None:
-    form = {"team_id": "T1", "channel_id": PRIVATE, "channel_name": "hr", "user_id": "U2", "command": "/ask",
-            "text": PRO_QUESTION, "api_app_id": "A1", "response_url": bot.fake.response_url("cmd-p"),
-            "trigger_id": "1.2.3", "token": "t", "team_domain": "minerva-test", "user_name": "bob"}
-    assert await bot.post(urlencode(form).encode()) == 200
+    assert await bot.slash_ask(PRO_QUESTION, response_key="cmd-p", channel=PRIVATE, channel_name="hr") == 200
 
     (reply,) = await bot.fake.wait_for("response_url")
     assert reply["body"]["response_type"] == "ephemeral" and reply["body"]["blocks"]

@@ -92,11 +92,13 @@ class Bot:
                                action_id=action_id, response_url=self.fake.response_url("action"))
         return await self.post(urlencode({"payload": json.dumps(payload)}).encode())
 
-    async def slash_ask(self, text: str, *, response_key: str = "cmd-1", team_id: str = "T1") -> int:
-        """Sends ``/ask text`` as Slack does: form fields, with a response_url on the fake; from workspace ``team_id``."""
+    async def slash_ask(self, text: str, *, response_key: str = "cmd-1", team_id: str = "T1",
+                        channel: str = "C2", channel_name: str = "general") -> int:
+        """Sends ``/ask text`` as Slack does: form fields, with a response_url on the fake; from workspace
+        ``team_id``, in ``channel``."""
         form = {
             "token": "legacy-verification-token", "team_id": team_id, "team_domain": "minerva-test",
-            "channel_id": "C2", "channel_name": "general", "user_id": "U2", "user_name": "bob",
+            "channel_id": channel, "channel_name": channel_name, "user_id": "U2", "user_name": "bob",
             "command": "/ask", "text": text, "api_app_id": "A1", "is_enterprise_install": "false",
             "response_url": self.fake.response_url(response_key), "trigger_id": "123.456.def",
         }
