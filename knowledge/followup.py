@@ -4,7 +4,10 @@ DESIGN.md: a reply in a thread the bot answered is a follow-up and uses the thre
 context. "v2는요?", "what about Enterprise?" or "月払いの場合は？" say too little to be retrieved alone; asked
 as "{earlier question} {follow-up}" they find the page the thread is about, and the follow-up's own words
 move the answer to the part it asks for. A reply that says enough on its own (`is_elliptical` False) is
-asked as written: prefixing an unrelated earlier question would only blur it.
+asked as written: prefixing an unrelated earlier question would only blur it. A short reply can also change
+the subject ("what about the password length?" under a printer question): when the completed query's answer
+holds none of the reply's own content words while the reply asked alone is answered, it is answered alone
+(a newcomer's sandbox try answered it with the printer page, confidently).
 
 The earlier questions come from the feedback store (the caller reads them; no Slack API call).
 """
@@ -71,6 +74,12 @@ def follow_up_query(question: str, earlier: Sequence[str]) -> str | None:
     return f"{context.strip()} {question.strip()}"
 
 
+def _speaks_to(answer: Answer, question: str) -> bool:
+    """True when the answer's direct answer or first quoted passages hold a content word of ``question``."""
+    shown = " ".join([answer.direct_answer, *(p.text for p in answer.passages[:2])])
+    return bool(content_words(question) & set(tokenize(shown, bigrams=False)))
+
+
 def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> Answer:
     """Ask ``question``, completed with its thread's question when it is an elliptical follow-up.
 
@@ -93,5 +102,9 @@ def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> A
         return kb.ask(question, where=where)
     asked = validate_question(question, limit)
     answer = kb.ask(query, where=where)
+    if not _speaks_to(answer, question):  # perhaps a new subject, not a follow-up
+        alone = kb.ask(question, where=where)
+        if not alone.refused:
+            return alone
     answer.question, answer.language = asked, detect_language(asked)
     return answer

@@ -39,3 +39,15 @@ def test_the_context_is_the_latest_standalone_question_else_the_first() -> None:
     webhooks = "how long do we wait for a customer's webhook endpoint to respond?"
     assert thread_context([PLAN, "v2는요?", webhooks, "and on Pro?"]) == webhooks
     assert follow_up_query("v2는요?", []) is None  # not in an answered thread
+
+
+def test_a_short_reply_on_another_subject_is_answered_alone(sample_kb) -> None:
+    """Under a rate-limit question, "and SEV1 incidents?" is short but changes the subject: the completed query
+    finds the rate-limit page, which holds neither word, so the reply is asked alone and finds the runbook."""
+    from knowledge.followup import ask_in_thread
+
+    earlier = ["what is the API rate limit on the Pro plan?"]
+    answer = ask_in_thread(sample_kb, "and SEV1 incidents?", earlier)
+    assert answer.citations and answer.citations[0].doc_id == "runbooks:incident-response.md"
+    follow_up = ask_in_thread(sample_kb, "and on Enterprise?", earlier)  # still the thread's subject
+    assert "api:rate-limits.md" in [c.doc_id for c in follow_up.citations]
