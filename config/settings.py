@@ -357,18 +357,20 @@ class ChannelConfig:
 class ExpertsConfig:
     """Asking a person from a reply, and keeping their answer (issue 25 items 1–2).
 
-    ``ask``: whom "Ask an expert" asks by default (a user ``U…``, user group ``S…`` or channel ``C…``); empty =
-    no button unless a channel or collection names someone. ``remind_after_hours``: an unanswered request is
+    ``ask``: whom "Ask an expert" asks by default (a user ``U…``, user group ``S…`` or channel ``C…``); empty or
+    ``off`` = no button unless a channel or collection names someone. ``remind_after_hours``: an unanswered request is
     reminded once after this long, then listed in the digest. ``answer_days``: a stored expert answer is shown
     for this many days after it was given, then it expires.
     """
 
-    ask: str = ""
+    ask: str | bool = ""
     remind_after_hours: float = 24.0
     answer_days: int = 180
 
     def __post_init__(self) -> None:
-        if self.ask and expert_target(self.ask) is None:
+        if self.ask is False or self.ask == "off":  # "off" (YAML reads it unquoted as false): nobody by default
+            self.ask = ""
+        if self.ask is True or (self.ask and expert_target(self.ask) is None):
             raise ConfigError(f"experts.ask must be a Slack user (U…), user group (S…) or channel (C…/G…) id, "
                               f"not {self.ask!r}")
         if self.remind_after_hours <= 0 or self.answer_days < 1:
@@ -551,8 +553,10 @@ def _check_channels(settings: Settings, path: Path) -> None:
     names = {s.name for s in settings.sources}
     for channel_id, channel in settings.channels.items():
         if not re.match(r"^[CG][A-Z0-9]{2,}$", channel_id):
-            raise ConfigError(f"{path}: channels.{channel_id}: a channel is named by its id (C…, or G… for a "
-                              "private one; Slack shows it under the channel's name → About), not by its name")
+            why = ("a direct message has no channel settings" if re.match(r"^D[A-Z0-9]{2,}$", channel_id) else
+                   "a channel is named by its id in capitals (C…, or G… for a private one; Slack shows it under "
+                   "the channel's name → About), not by its name")
+            raise ConfigError(f"{path}: channels.{channel_id}: {why}")
         unknown = [c for c in channel.collections if c not in names]
         if unknown:
             raise ConfigError(f"{path}: channels.{channel_id}.collections: no source named {unknown[0]!r}; "
@@ -597,7 +601,13 @@ def _build(cls, data, where: str):
     if missing:
         raise ConfigError(f"missing key {where + missing[0]!r} (required: {', '.join(required)})")
     kwargs = {key: _convert(hints[key], value, f"{where}{key}") for key, value in data.items()}
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except ConfigError as exc:  # a section's own check: say which section ("channels.C0X: respond must be …")
+        place = where.rstrip(".")
+        if place and not str(exc).startswith((place, "source ")):
+            raise ConfigError(f"{place}: {exc}") from None
+        raise
 
 
 def _convert(hint, value, where: str):

@@ -208,12 +208,18 @@ verification: {remind_after_days: 3}
 @pytest.mark.parametrize("text, says", [
     ("channels:\n  general: {respond: mention}\n", "by its id"),
     ("channels:\n  C0X: {collections: [nowhere]}\n", "no source named 'nowhere'"),
-    ("channels:\n  C0X: {respond: always}\n", "respond must be one of"),
+    ("channels:\n  C0X: {respond: always}\n", "channels.C0X: respond must be one of"),
+    ("channels:\n  D0X: {respond: mention}\n", "a direct message has no channel settings"),
     ("channels:\n  C0X: {experts: '#help'}\n", "experts must be 'off'"),
     ("channels:\n  C0X: {language: fr}\n", "language must be one of"),
     ("experts: {ask: everyone}\n", "experts.ask must be"),
     ("sources:\n  - {name: h, path: docs, verify_days: 0}\n", "verify_days must be"),
 ])
+def test_experts_ask_off_means_nobody_by_default(tmp_path):
+    assert load_settings(_write_config(tmp_path, "experts: {ask: off}\n")).experts.ask == ""
+    assert load_settings(_write_config(tmp_path, "experts: {ask: 'off'}\n")).experts.ask == ""
+
+
 def test_bad_channel_and_expert_settings_are_refused_with_the_key(tmp_path, text, says):
     with pytest.raises(ConfigError, match=says):
         load_settings(_write_config(tmp_path, text))
