@@ -205,6 +205,11 @@ verification: {remind_after_days: 3}
     assert settings.sources[0].verify_days == 90 and settings.sources[0].experts.startswith("<!subteam^S0HR")
 
 
+def test_experts_ask_off_means_nobody_by_default(tmp_path):
+    assert load_settings(_write_config(tmp_path, "experts: {ask: off}\n")).experts.ask == ""
+    assert load_settings(_write_config(tmp_path, "experts: {ask: 'off'}\n")).experts.ask == ""
+
+
 @pytest.mark.parametrize("text, says", [
     ("channels:\n  general: {respond: mention}\n", "by its id"),
     ("channels:\n  C0X: {collections: [nowhere]}\n", "no source named 'nowhere'"),
@@ -215,11 +220,6 @@ verification: {remind_after_days: 3}
     ("experts: {ask: everyone}\n", "experts.ask must be"),
     ("sources:\n  - {name: h, path: docs, verify_days: 0}\n", "verify_days must be"),
 ])
-def test_experts_ask_off_means_nobody_by_default(tmp_path):
-    assert load_settings(_write_config(tmp_path, "experts: {ask: off}\n")).experts.ask == ""
-    assert load_settings(_write_config(tmp_path, "experts: {ask: 'off'}\n")).experts.ask == ""
-
-
 def test_bad_channel_and_expert_settings_are_refused_with_the_key(tmp_path, text, says):
     with pytest.raises(ConfigError, match=says):
         load_settings(_write_config(tmp_path, text))
