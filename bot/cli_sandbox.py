@@ -1,6 +1,6 @@
 """`minerva sandbox`: try the Slack bot on your own pages in a fake Slack workspace on this machine.
 
-    minerva sandbox [--thumbs-down] QUESTION…
+    minerva sandbox [--thumbs-down] [--channel ID] [--separate] [--ask-expert ANSWER] [--home] QUESTION…
     minerva sandbox --replicas 2 [--database-url URL] [--thumbs-down] QUESTION…
 
 The questions are asked in one thread (the later ones as follow-ups) as signed Slack events, and what the bot
@@ -27,6 +27,14 @@ def register(cli: click.Group) -> None:
 @click.command()
 @click.argument("questions", nargs=-1, required=True)
 @click.option("--thumbs-down", is_flag=True, help="Click 👎 on each answer and show the private reason picker.")
+@click.option("--channel", metavar="ID", default="CSANDBOX", show_default=True,
+              help="Ask in this channel: one of your config's `channels:` ids applies its settings (collections, "
+                   "private replies, experts, language).")
+@click.option("--separate", is_flag=True, help="Ask each question as its own message, not as replies in one thread.")
+@click.option("--ask-expert", "ask_expert", metavar="ANSWER", default=None,
+              help="Click \"Ask an expert\" on the first reply, answer it with ANSWER as the expert (experts.ask, or a "
+                   "stand-in), then ask the first question again to see the kept answer.")
+@click.option("--home", "show_home", is_flag=True, help="Print the App Home tab at the end.")
 @click.option("--replicas", type=click.IntRange(1, 5), default=1, show_default=True,
               help="1: the app in this process, throwaway store. 2 or more: real `minerva serve` processes on one "
                    "PostgreSQL database; each event goes to one and, as Slack's retry, to the others.")
@@ -34,8 +42,8 @@ def register(cli: click.Group) -> None:
               help="With --replicas: the PostgreSQL database they share (default: MINERVA_DATABASE_URL or "
                    "database.url; `minerva db local` starts one). Their answers and votes stay in it.")
 @click.pass_context
-def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, replicas: int,
-            database_url: str | None) -> None:
+def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, channel: str, separate: bool,
+            ask_expert: str | None, show_home: bool, replicas: int, database_url: str | None) -> None:
     """Ask the Slack bot QUESTIONS in a fake Slack workspace on this machine and print what Slack would show.
 
     No Slack app or token is needed: each question is sent as a signed mention (the later ones as follow-ups in
@@ -50,6 +58,8 @@ def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, r
     obj = ctx.obj
     if replicas == 1 and database_url:
         raise click.UsageError("--database-url is for --replicas 2 or more (one replica uses a throwaway store)")
+    if replicas > 1 and (channel != "CSANDBOX" or separate or ask_expert is not None or show_home):
+        raise click.UsageError("--channel, --separate, --ask-expert and --home are for one replica")
     shared = _shared_database(obj, database_url, replicas) if replicas > 1 else None
     if current_generation(obj.home) is None:
         click.echo(f"warning: no index in {index_root(obj.home)} yet: run `minerva ingest` first, or every answer "
@@ -62,7 +72,8 @@ def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, r
 
         try:
             asyncio.run(run(KnowledgeBase(obj.settings, obj.home), obj.settings, list(questions),
-                            thumbs_down=thumbs_down))
+                            thumbs_down=thumbs_down, channel=channel, separate=separate, expert_answer=ask_expert,
+                            home=show_home))
         except TimeoutError as exc:
             raise click.ClickException(str(exc)) from exc
         return

@@ -86,3 +86,14 @@ def button_click(value: str, *, message: dict, message_ts: str, user: str, actio
         "actions": [{"type": "feedback_buttons", "action_id": action_id, "block_id": "fb",
                      "value": value, "action_ts": str(time.time())}],
     }
+
+
+def view_submission(callback_id: str, private_metadata: str, values: dict, *, user: str,
+                    team_id: str = TEAM_ID, api_app_id: str = APP_ID) -> dict:
+    """The ``view_submission`` payload of ``user`` submitting a modal (``callback_id``, ``private_metadata``)
+    whose inputs hold ``values`` (``{block_id: {action_id: {"type": …, "value": …}}}``, as Slack sends them)."""
+    return {"type": "view_submission", "team": {"id": team_id, "domain": "minerva-test"},
+            "user": {"id": user, "team_id": team_id, "name": "expert"}, "api_app_id": api_app_id,
+            "token": "legacy-verification-token", "trigger_id": f"{time.time()}.submit",
+            "view": {"id": "VSANDBOX", "team_id": team_id, "type": "modal", "callback_id": callback_id,
+                     "private_metadata": private_metadata, "state": {"values": values}, "hash": str(time.time())}}

@@ -31,6 +31,30 @@ async def test_the_sandbox_asks_in_one_thread_and_shows_what_slack_would(sample_
     assert "[Outdated] [Wrong] [Incomplete] [Not what I asked]" in shown  # the private reason picker
 
 
+async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(sample_kb, sample_settings):
+    """A newcomer could not try the issue 25 features offline: a private runbooks-only channel, "Ask an expert"
+    answered through the form, the kept answer shown to the next asker, and App Home, all from one command."""
+    import copy
+
+    from config import ChannelConfig
+
+    settings = copy.deepcopy(sample_settings)
+    settings.channels = {"CRUNBOOKS": ChannelConfig(collections=["runbooks"], private=True)}
+    out = io.StringIO()
+
+    await run(sample_kb, settings, ["how do I announce a SEV1 incident?"], thumbs_down=False, out=out,
+              channel="CRUNBOOKS", expert_answer="Post in #incidents with @here.", home=True)
+
+    shown = out.getvalue()
+    assert "stand-in expert" in shown and "(asking in channel CRUNBOOKS (its settings apply); replies are private)" in shown
+    assert "(only you see this)" in shown and "incident-response.md" in shown and "plans/" not in shown
+    assert "### the experts see" in shown and "[Answer]" in shown and "a form opens" in shown
+    assert "*Answered by <@USANDBOXEXPERT>:*\nPost in #incidents with @here." in shown
+    asked_again = shown.split("### you: @minerva")[2]
+    assert "Answered by <@USANDBOXEXPERT> on" in asked_again and "Post in #incidents" in asked_again
+    assert "== Channel settings ==" in shown and "<#CRUNBOOKS>" in shown
+
+
 def _minerva() -> list[str]:
     """The installed console script beside this interpreter (as a user runs it), else the same entry point."""
     script = shutil.which("minerva", path=str(Path(sys.executable).parent))
