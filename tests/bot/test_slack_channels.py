@@ -211,10 +211,11 @@ async def test_an_unclear_question_gets_the_channels_language(bot: Bot) -> None:
     await bot.mention("SLA?", channel=KOREAN)
     await bot.mention("what is the SLA?", channel=KOREAN)  # clearly English: stays English
 
-    unclear, english = await bot.posts(2)
+    # answered in parallel: the replies in the order the questions were asked (their thread is the question)
+    unclear, english = sorted(await bot.posts(2), key=lambda post: post["thread_ts"])
     assert message("button.prompt", "ko") in json.dumps(unclear, ensure_ascii=False)
     assert message("button.prompt", "en") in json.dumps(english, ensure_ascii=False)
-    assert [r["language"] for r in bot.answer_rows()] == ["ko", "en"]
+    assert {r["question"]: r["language"] for r in bot.answer_rows()} == {"SLA?": "ko", "what is the SLA?": "en"}
 
 
 def test_reply_language_rule() -> None:
