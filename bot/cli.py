@@ -222,7 +222,8 @@ def _print_sync_report(report) -> None:
     click.echo(
         f"generation {report.generation}: {len(report.added)} added, {len(report.changed)} changed, "
         f"{len(report.deleted)} deleted, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
-        f"{report.chunks_embedded} chunks embedded, {report.chunks_total} in the index ({report.seconds:.1f} s)"
+        f"{report.chunks_embedded} chunks and {report.units_embedded} answer units embedded, {report.chunks_total} "
+        f"chunks in the index ({report.seconds:.1f} s)"
     )
     if report.duplicates or report.partials:
         click.echo(f"  near-duplicate gate: {len(report.duplicates)} chunks stopped as duplicates, "

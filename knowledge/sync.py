@@ -149,10 +149,15 @@ def sync(
             report.seconds = time.perf_counter() - started
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
             return _saved(home, report)
-        chunks, vectors = _assemble(documents, new_chunks, previous, embedder, home, settings, progress, report)
-        units = embed_units(chunks, embedder, home, progress)
+        chunks, vectors, kept_rows = _assemble(documents, new_chunks, previous, embedder, home, settings, progress,
+                                               report)
+        # units of chunks kept from the previous generation are reused as they are (same text, same unit rules)
+        reuse = previous.units if previous is not None and not units_changed else None
+        units, report.units_embedded = embed_units(chunks, embedder, home, progress, previous=reuse,
+                                                   kept_rows=kept_rows)
         if xl_model:  # the answer reader's second reading of each unit, ready before the first question
-            warm_unit_cache(chunks, xl_model, home, progress)
+            warm_unit_cache(chunks if xl_changed or reuse is None else chunks[len(kept_rows):], xl_model, home,
+                            progress)
         report.generation = write_generation(
             home,
             model=embedder.name,
@@ -166,7 +171,8 @@ def sync(
                             "sources": sorted({d["collection"] for d in documents.values()})},
             units=units,
             before_switch=before_switch,
-            crosslingual=(xl_model, embed_chunks(chunks, xl_model, home, progress)) if xl_model else None,
+            crosslingual=(xl_model, _xl_vectors(chunks, kept_rows, previous if reuse is not None and not xl_changed
+                                                 else None, xl_model, home, progress)) if xl_model else None,
         )
         report.chunks_total = len(chunks)
         report.problems = zero_chunk_problems(documents, chunks)
@@ -181,6 +187,7 @@ def sync(
             deleted=len(report.deleted),
             skipped=len(report.skipped),
             chunks_embedded=report.chunks_embedded,
+            units_embedded=report.units_embedded,
             seconds=round(report.seconds, 2),
         )
         return _saved(home, report)
@@ -366,7 +373,8 @@ def _declared_stage(meta: dict) -> str:
 
 
 def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, home, settings, progress, report):
-    """Chunks of every kept document (old vectors reused) plus the new chunks the near-duplicate gate admits."""
+    """Chunks of every kept document (old vectors reused) plus the new chunks the near-duplicate gate admits:
+    ``(chunks, vectors, kept_rows)``, the kept chunks first (``kept_rows``: their rows in ``previous``)."""
     kept_rows, chunks = [], []
     if previous is not None:
         for row, chunk in enumerate(previous.chunks):
@@ -379,29 +387,49 @@ def _assemble(documents, new_chunks, previous: LoadedIndex | None, embedder, hom
                      model=embedder.name)
     old_vectors = previous.vectors[kept_rows] if previous is not None and kept_rows else np.zeros((0, embedder.dim))
     vectors = np.vstack([old_vectors.astype(np.float32), fresh_vectors[admitted]])
-    return chunks + [fresh[i] for i in admitted], np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim)
+    return (chunks + [fresh[i] for i in admitted], np.asarray(vectors, dtype=np.float32).reshape(-1, embedder.dim),
+            kept_rows)
 
 
-def embed_units(chunks: list[dict], embedder, home: Path, progress=None) -> tuple[list[list[int]], np.ndarray]:
+def embed_units(chunks: list[dict], embedder, home: Path, progress=None, *, previous=None,
+                kept_rows: list[int] = ()) -> tuple[tuple[list[list[int]], np.ndarray], int]:
     """Embed the answer units (sentences, list items, table rows) of every chunk through the embedding cache; a
     list item under a lead-in twice, alone and after it (`knowledge.sentences.embedding_inputs`).
 
-    Unchanged units cost nothing on a later sync (cached by content hash); a unit shared by two overlapping
-    chunks is embedded once. ``progress(done, total)`` as for chunks.
+    The first ``len(kept_rows)`` chunks are the previous generation's rows ``kept_rows``: with ``previous`` (its
+    `knowledge.index.UnitVectors`) their units are copied, neither split nor looked up again. Other unchanged
+    units cost nothing either (cached by content hash); a unit shared by two overlapping chunks is embedded
+    once. ``progress(done, total)`` as for chunks.
 
     Returns:
-        ``([[chunk row, start, end], ...], float32 (n_units, dim))`` for `write_generation`.
+        ``(([[chunk row, start, end], ...], float32 (n_units, dim)), units embedded now)`` for `write_generation`.
     """
-    rows, texts = [], []
+    rows, texts, reused = [], [], []
     for row, chunk in enumerate(chunks):
+        if previous is not None and row < len(kept_rows):
+            spans, vectors = previous.of_row(kept_rows[row])
+            rows += [[row, int(a), int(b)] for a, b in spans]
+            reused.append(vectors)
+            continue
         for unit, text in embedding_inputs(chunk["text"]):
             rows.append([row, unit.start, unit.end])
             texts.append(text)
+    old = np.vstack(reused).astype(np.float32) if reused else np.zeros((0, embedder.dim), dtype=np.float32)
     if not texts:
-        return rows, np.zeros((0, embedder.dim), dtype=np.float32)
-    vectors, _ = embed_cached(home / "embeddings.sqlite", embedder, [unit_hash(t) for t in texts], texts,
-                              progress=progress)
-    return rows, vectors.reshape(-1, embedder.dim)
+        return (rows, old.reshape(-1, embedder.dim)), 0
+    vectors, embedded = embed_cached(home / "embeddings.sqlite", embedder, [unit_hash(t) for t in texts], texts,
+                                     progress=progress)
+    return (rows, np.vstack([old.reshape(-1, embedder.dim), vectors.reshape(-1, embedder.dim)])), embedded
+
+
+def _xl_vectors(chunks: list[dict], kept_rows: list[int], previous: LoadedIndex | None, model: str, home: Path,
+                progress) -> np.ndarray:
+    """The cross-lingual chunk vectors: the previous generation's for its kept rows (the first
+    ``len(kept_rows)`` chunks) when it has them, the others through the cache (`knowledge.crosslingual`)."""
+    if previous is None or previous.xl_vectors is None or not kept_rows:
+        return embed_chunks(chunks, model, home, progress)
+    fresh = embed_chunks(chunks[len(kept_rows):], model, home, progress)
+    return np.vstack([previous.xl_vectors[kept_rows], fresh.reshape(-1, previous.xl_vectors.shape[1])])
 
 
 def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> np.ndarray:

@@ -228,6 +228,8 @@ class SyncReport:
     ``dates`` counts where the documents (re)built in this sync took ``last_modified`` from:
     ``{"front matter": n, "git": n, "mtime": n}``. ``version_chains``: each family of two or more versions found
     outside snapshot sources (`knowledge.versions.version_chains`: its doc ids oldest first and the active one).
+    ``chunks_embedded`` / ``units_embedded``: chunk texts and answer-unit texts the main model embedded in this
+    sync (the rest came from the previous generation or the embedding cache).
     """
 
     added: list[str] = field(default_factory=list)
@@ -246,6 +248,7 @@ class SyncReport:
     version_chains: list[dict] = field(default_factory=list)
     chunks_total: int = 0
     chunks_embedded: int = 0
+    units_embedded: int = 0
     generation: str = ""
     seconds: float = 0.0
 

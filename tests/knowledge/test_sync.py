@@ -6,6 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import knowledge.index
@@ -160,6 +161,34 @@ def test_edited_page_alone_is_re_embedded(synced, source, settings):
     assert report.generation != before
     assert any("quokka evacuation drill" in c["text"] for c in synced.index().chunks if c["doc_id"] == ZOOM)
     assert _docs_found(synced, "quokka evacuation drill", "bm25") == {ZOOM}
+
+
+def test_a_re_sync_embeds_only_the_edited_pages_units_and_keeps_the_rest_as_they_were(synced, source, settings,
+                                                                                     embedder, tmp_path):
+    """Issue 24 item 4: the units of unchanged chunks are copied from the previous generation (not split, not
+    looked up again); what the new generation holds equals a sync from nothing."""
+    from knowledge.sentences import embedding_inputs, unit_hash
+
+    zoom = source / "handbook/tools/zoom.md"
+    old_units = {unit_hash(t) for c in _chunks_of(zoom, "zoom.md", settings) for _, t in embedding_inputs(c.text)}
+    _append(zoom, NEW_PARAGRAPH)
+    new_units = {unit_hash(t) for c in _chunks_of(zoom, "zoom.md", settings) for _, t in embedding_inputs(c.text)}
+
+    report = synced.sync()
+
+    assert 1 <= report.units_embedded <= len(new_units - old_units)  # a unit another page shares is cached
+    fresh_home = tmp_path / "fresh"
+    fresh = KnowledgeBase(settings, fresh_home, embedder=embedder).sync()
+    assert fresh.units_embedded > 10 * report.units_embedded
+    resynced, rebuilt = synced.index(), KnowledgeBase(settings, fresh_home, embedder=embedder).index()
+    order = {c["chunk_id"]: row for row, c in enumerate(rebuilt.chunks)}
+    for row, chunk in enumerate(resynced.chunks):
+        spans, vectors = resynced.units.of_row(row)
+        want_spans, want_vectors = rebuilt.units.of_row(order[chunk["chunk_id"]])
+        assert spans.tolist() == want_spans.tolist(), chunk["chunk_id"]
+        assert np.allclose(vectors, want_vectors, atol=1e-5)
+        if resynced.xl_vectors is not None:
+            assert np.allclose(resynced.xl_vectors[row], rebuilt.xl_vectors[order[chunk["chunk_id"]]], atol=1e-5)
 
 
 def test_deleted_page_is_gone_from_dense_and_bm25(synced, source):
