@@ -227,7 +227,7 @@ def _print_sync_report(report) -> None:
     )
     if report.duplicates or report.partials:
         click.echo(f"  near-duplicate gate: {len(report.duplicates)} chunks stopped as duplicates, "
-                   f"{len(report.partials)} partial duplicates or updates queued for review")
+                   f"{len(report.partials)} partial duplicate(s) or update(s) queued for review")
     if report.archived:
         click.echo(f"  versions: {len(report.archived)} older versions archived (minerva docs --archived)")
     for chain in report.version_chains[:10]:  # what was taken as versions of one page, to check at a glance

@@ -147,6 +147,8 @@ def freshness(s: dict) -> None:
     for name, c in s["collections"].items():
         days = "never" if c["staleness_days"] is None else f"{c['staleness_days']} days"
         click.echo(f"{name}: {c['stale']} of {c['active']} active documents stale (after {days})")
+        for entry in c.get("oldest", []):  # which ones: a count alone sends the owner searching
+            click.echo(f"  {entry['doc_id']}  ({entry['age_days']} days since it changed)")
 
 
 @_signal_command("bad_docs")

@@ -197,6 +197,20 @@ def render_config(sources: list[StarterSource]) -> str:
         "#   digest_channel: C0123456789    # channel id for the daily (warnings) and weekly (info) digests",
         "#   workspaces: [T0123456789]      # workspaces answered (unset: the bot token's own); others are ignored",
         "#   app_id: A0123456789            # Basic Information → App ID; HTTP mode checks the app only with it",
+        "#   admins: [U0123456789]          # may take any page out of search from an alert's buttons",
+        "",
+        "# Settings per channel, by channel id (docs/configuration.md \"Settings per channel\"):",
+        "# channels:",
+        "#   C0123456789:",
+        "#     collections: [handbook]      # what questions asked there may cite",
+        "#     respond: mention             # or: questions (also answer messages that ask something)",
+        "#     private: false               # true: only the asker sees the reply",
+        "#     experts: off                 # or whom \"Ask an expert\" asks: U…, S… (a user group) or C…",
+        "",
+        "# Ask an expert (docs/experts.md) and owners verifying pages (docs/monitoring.md):",
+        "# experts:",
+        "#   ask: S0123456789               # who is asked by default; a source's `experts:` overrides it",
+        "# sources[].owner: U0123456789 and sources[].verify_days: 90 go on a source above",
         "",
     ]
     return "\n".join(lines)
@@ -206,7 +220,7 @@ def render_gap_queries(names: list[str]) -> str:
     """An empty gap-query file with commented examples scoped to ``names`` (format: `knowledge.gaps`)."""
     scope = f"[{', '.join(names)}]" if names else "[handbook]"
     return "\n".join([
-        "# Gap queries: core questions your documents must answer well (README \"Using it\", `minerva gaps`).",
+        "# Gap queries: core questions your documents must answer well (docs/using.md, `minerva gaps`).",
         "# `minerva gaps` scores them against the live index, `minerva ingest` refuses a new index where they fall",
         "# (the A/B gate; --no-gate to override). A query judges only the collections it names.",
         "",
