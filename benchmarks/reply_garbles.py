@@ -8,7 +8,8 @@ Usage:
 
 Counted per garble: replies with at least one, and up to ``--examples`` of them (question id and the piece).
 
-- ``raw_markdown``: Markdown Slack does not render: ``**``, ``__``, ``[label](target)``, a heading's ``#`` at
+- ``raw_markdown``: Markdown Slack does not render: ``**``, ``__``, ``[label](target)``, a link left open before a
+  citation mark (``[OLU Job [1]``), a heading's ``#`` at
   the start of a line;
 - ``relative_link``: a link target that only works on the source site: ``#anchor``, ``../``, ``./``, a bare
   ``page.md`` or ``page.md#…``;
@@ -43,7 +44,8 @@ from knowledge.calibration import load_questions  # noqa: E402
 SHARED = ROOT.parent / "shared"
 _CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
 _CHECKS = {
-    "raw_markdown": re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<!\\)\[[^\]\n]+\]\([^)\n]*\)|^#{1,6} ", re.M),
+    "raw_markdown": re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<!\\)\[[^\]\n]+\]\([^)\n]*\)|^#{1,6} "
+                              r"|\[[^\]\n\[]{1,80}(?= \[\d+\])", re.M),  # or a link left open: "[OLU Job [1]"
     "relative_link": re.compile(r"<(?:#|\.\.?/)[^|>]*\||\]\((?:#|\.\.?/)[^)]*\)|<[\w./-]+\.md(?:#[^|>]*)?\||"
                                 r"\]\([\w./-]+\.md(?:#[^)]*)?\)"),
     "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context", re.S),

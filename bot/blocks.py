@@ -36,6 +36,7 @@ _MD_LOCAL_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?![a-zA-Z][a-zA-Z0-9+.-]
 #: A backslash escape of Markdown punctuation (markdownify writes "\-", "\_", "\*").
 _MD_ESCAPE = regex.compile(r"\\([-_*#.!+()\[\]`])")
 _MD_BOLD = regex.compile(r"\*\*(.+?)\*\*")
+_MD_BOLD_ITALIC = regex.compile(r"\*\*\*(.+?)\*\*\*")
 _MD_HEADING = regex.compile(r"^#{1,6}\s+(.+?)\s*#*$", regex.M)
 _GRAPHEME = regex.compile(r"\X")
 #: The start of ``&amp;``/``&lt;``/``&gt;`` left at the end of a cut escaped text.
@@ -62,6 +63,7 @@ def to_mrkdwn(markdown: str) -> str:
     command."""
     text = escape(markdown)
     text = _MD_HEADING.sub(r"*\1*", text)
+    text = _MD_BOLD_ITALIC.sub(r"*_\1_*", text)  # "***NOTE:***" (the handbook's) was left as "**NOTE:**"
     text = _MD_BOLD.sub(r"*\1*", text)
     text = _MD_ESCAPE.sub(r"\1", text)  # markdownify's "\-" shows its backslash in Slack
     text = _MD_IMAGE.sub(lambda m: f"({m.group(1).strip()})" if m.group(1).strip() else "", text)

@@ -72,6 +72,8 @@ _FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|ini|toml|ya?ml|cfg|conf|properties|env|dotenv|)\s*\n", regex.I)
 _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
+#: An opening bracket of a link with no closing one before the text ends: the chunk ended inside the link.
+_CUT_LINK = regex.compile(r"\s*\[[^\]\n]*$")
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 #: Words around a link that only say "go there": a unit with nothing else besides its links is a pointer.
 _POINTER_WORDS = frozenset(
@@ -554,8 +556,10 @@ def tidy(text: str) -> str:
     """``text`` without an admonition marker at its start, inline HTML tags, or links that lead nowhere,
     entities unescaped; inline code spans are kept as written. A link with no target of its own is reduced to
     its label: reference-style ``[label][ref]`` / ``[label][]`` (MkDocs' cross-references, whose targets are
-    not in the page) and the empty ``[label]()`` left where a template tag was removed."""
+    not in the page) and the empty ``[label]()`` left where a template tag was removed. A link the chunk's end
+    cut in two ("… on page 5 of the [OLU Job") ends the text with "…" instead of its opening bracket."""
     text = _ADMONITION.sub(r"\1", text, count=1)
+    text = _CUT_LINK.sub("…", text)
     text = _CODE_OR_LABEL_ONLY_LINK.sub(lambda m: m.group("code") or m.group("label"), text)
     out, last = [], 0
     for m in _CODE_SPAN.finditer(text):

@@ -333,3 +333,9 @@ def test_images_and_mail_links_of_real_pages_read_as_slack_shows_them() -> None:
     assert to_mrkdwn(image) == "(logfire span details)"
     assert "<mailto:hspd12.security@gsa.gov|hspd12.security@gsa.gov>" in to_mrkdwn(mail)
     assert "](" not in to_mrkdwn(image) + to_mrkdwn(mail)
+
+
+def test_bold_italic_becomes_slack_bold_italic_not_double_stars():
+    """The handbook's SF-182 steps write "***NOTE:***": Slack showed "**NOTE:**" in the quote (issue 23)."""
+    assert to_mrkdwn("- ***NOTE:*** Not seeing your supervisor's name?") == "- *_NOTE:_* Not seeing your supervisor's name?"
+    assert "**" not in to_mrkdwn("***a*** and **b**")

@@ -781,3 +781,12 @@ def test_an_answer_names_the_pages_its_direct_answer_came_from(sample_kb, tmp_pa
     assert {d for d, on in flags.items() if on} == set(answer.answered_from)
     assert set(flags) == set(cited) and flags["plans:sla.md"] == 0
     assert sample_kb.ask("how do I bake a lasagna?").answered_from == []
+
+
+def test_a_link_cut_by_the_chunks_end_leaves_no_open_bracket():
+    """The handbook's SF-182 step 4 ends its chunk inside "[OLU Job Aid](…)": the direct answer ended "[OLU Job"."""
+    from knowledge.answering import tidy
+
+    assert tidy("save a PDF copy by following the instructions on page 5 of the [OLU Job") == (
+        "save a PDF copy by following the instructions on page 5 of the…")
+    assert tidy("see [the guide](https://x.example) and [TOC]") == "see [the guide](https://x.example) and [TOC]"
