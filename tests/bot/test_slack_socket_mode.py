@@ -9,6 +9,7 @@ The handler's Web API client is the app's, pointed at the fake (as SLACK_API_URL
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
@@ -72,11 +73,12 @@ class SocketBot:
         return reply
 
 
-@pytest_asyncio.fixture
-async def socket_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_settings) -> AsyncIterator[SocketBot]:
+@contextlib.asynccontextmanager
+async def running(fake_slack: FakeSlack, tmp_path: Path, kb, settings) -> AsyncIterator[SocketBot]:
+    """The app with ``settings`` behind the Socket Mode handler, connected to the fake."""
     store = FeedbackStore.open(tmp_path / "feedback.sqlite")
     executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-socket")
-    app = build_app(sample_kb, store, sample_settings, client=make_client("xoxb-test", fake_slack.url),
+    app = build_app(kb, store, settings, client=make_client("xoxb-test", fake_slack.url),
                     signing_secret="socket-mode", executor=executor)
     handler = GatedSocketModeHandler(app, APP_TOKEN)  # as bot.server.run does; app.client carries the fake's URL
     await handler.connect_async()
@@ -87,6 +89,12 @@ async def socket_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_se
         await handler.close_async()
         executor.shutdown(wait=False)
         store.close()
+
+
+@pytest_asyncio.fixture
+async def socket_bot(fake_slack: FakeSlack, tmp_path: Path, sample_kb, sample_settings) -> AsyncIterator[SocketBot]:
+    async with running(fake_slack, tmp_path, sample_kb, sample_settings) as bot:
+        yield bot
 
 
 async def test_events_clicks_and_commands_are_acked_and_answered_once(socket_bot: SocketBot) -> None:
@@ -231,3 +239,53 @@ async def test_app_home_is_published_over_socket_mode(socket_bot: SocketBot) -> 
     view = json.loads(view) if isinstance(view, str) else view
     assert call["body"]["user_id"] == "U1" and view["type"] == "home" and 0 < len(view["blocks"]) <= 100
     assert "/ask" in json.dumps(view) and "Channel settings" in json.dumps(view)
+
+
+async def test_ask_an_expert_click_modal_and_submission_over_socket_mode(fake_slack: FakeSlack, tmp_path: Path,
+                                                                         sample_kb, sample_settings) -> None:
+    """Issue 25 item 5: the escalation's click, the expert's "Answer" (views.open) and the form's
+    view_submission arrive as Socket Mode envelopes; the asker's thread gets the answer once."""
+    import copy
+
+    from bot.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
+                             PAGE_BLOCK, PAGE_INPUT)
+    from bot.sandbox.signing import view_submission
+
+    settings = copy.deepcopy(sample_settings)
+    settings.experts.ask = "UEXPERT"
+    async with running(fake_slack, tmp_path, sample_kb, settings) as bot:
+        envelope, event = bot.mention(PRO_QUESTION)
+        await bot.acked(envelope)
+        reply = await bot.answered_once(event)
+
+        def click(message: dict, action_id: str, user: str) -> dict:
+            value = next(e["value"] for b in message["blocks"] for e in b.get("elements", [])
+                         if e.get("action_id") == action_id)
+            return {"type": "block_actions", "user": {"id": user}, "team": {"id": "T1"}, "api_app_id": "A1",
+                    "trigger_id": "1.2.3", "channel": {"id": message["channel"]},
+                    "container": {"channel_id": message["channel"], "message_ts": "1700000101.000001"},
+                    "message": {"ts": "1700000101.000001", "thread_ts": message.get("thread_ts"),
+                                "blocks": message["blocks"]},
+                    "response_url": fake_slack.response_url("click"),
+                    "actions": [{"action_id": action_id, "type": "button", "value": value}]}
+
+        await bot.acked(fake_slack.socket.send("interactive", click(reply, ASK_EXPERT_ACTION, "U1")))
+        deadline = time.monotonic() + 10
+        while not [c for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"] == "UEXPERT"]:
+            assert time.monotonic() < deadline, "the expert was not asked"
+            await asyncio.sleep(0.02)
+        request = next(c["body"] for c in fake_slack.calls_to("chat.postMessage") if c["body"]["channel"] == "UEXPERT")
+        await asyncio.sleep(QUIET_SECONDS)  # the request's messages are stored after posting
+        await bot.acked(fake_slack.socket.send("interactive", click(request, EXPERT_ANSWER_ACTION, "UEXPERT")))
+        (opened,) = await fake_slack.wait_for("views.open")
+        view = opened["body"]["view"]
+        view = json.loads(view) if isinstance(view, str) else view
+        values = {ANSWER_BLOCK: {ANSWER_INPUT: {"type": "plain_text_input", "value": "600 a minute; ask support."}},
+                  PAGE_BLOCK: {PAGE_INPUT: {"type": "checkboxes", "selected_options": []}}}
+        for _ in range(2):  # a second submission (another replica, a double click) posts nothing more
+            submit = view_submission(EXPERT_MODAL, view["private_metadata"], values, user="UEXPERT",
+                                     team_id="T1", api_app_id="A1")
+            await bot.acked(fake_slack.socket.send("interactive", submit))
+        await asyncio.sleep(QUIET_SECONDS)
+        answered = [r for r in bot.replies_in(event["ts"]) if "Answered by" in r.get("text", "")]
+        assert len(answered) == 1 and "600 a minute; ask support." in answered[0]["text"]
