@@ -352,6 +352,12 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     return ranked
 
 
+def _followed_by_next(direct: list[_Candidate], k: int) -> bool:
+    """True when the unit after ``direct[k]`` in the answer is the next unit of its passage."""
+    return k + 1 < len(direct) and direct[k + 1].passage == direct[k].passage and \
+        direct[k + 1].position == direct[k].position + 1
+
+
 def _dangling(c: _Candidate, direct: list[_Candidate], units: list[list[Unit]]) -> bool:
     """True for a unit joined to the direct answer that ends on a colon while what it introduces is not shown
     with it (an example program, a list whose items are not in the answer): "Example of a model:" alone reads
@@ -723,6 +729,10 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         shown = _shown(c, units[c.passage])
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
+        if shown.endswith(":") and not _followed_by_next(direct, k):
+            # what it introduces (an example program, a long list) is not shown here but quoted below: a colon
+            # with nothing after it reads as a sentence cut off (issue 23)
+            shown = shown[:-1].rstrip() + "."
         listed = c.unit.kind in (ITEM, ROW) and len(direct) > 1  # one unit alone needs no bullet
         last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
         mark = "" if not last_of_source else (

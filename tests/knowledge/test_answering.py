@@ -790,3 +790,14 @@ def test_a_link_cut_by_the_chunks_end_leaves_no_open_bracket():
     assert tidy("save a PDF copy by following the instructions on page 5 of the [OLU Job") == (
         "save a PDF copy by following the instructions on page 5 of the…")
     assert tidy("see [the guide](https://x.example) and [TOC]") == "see [the guide](https://x.example) and [TOC]"
+
+
+def test_a_direct_answer_never_ends_on_a_colon_whose_example_it_does_not_show():
+    """Pydantic's error pages: "This error is raised when a cyclic reference is detected:" then a program;
+    the reply ended on the colon and "[1]" (issue 23). The example stays in the quote."""
+    text = ("This error is raised when a cyclic reference is detected:\n\n```python\nfrom pydantic import BaseModel\n\n"
+            "class Node(BaseModel):\n    child: 'Node'\n```\n")
+    passage = _passage(text, "pydantic:errors.md", 0.9, "Cyclic references")
+    answer = compose_answer("what does the cyclic reference error mean?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+    assert answer.direct_answer.startswith("This error is raised when a cyclic reference is detected. [1]")
