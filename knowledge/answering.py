@@ -341,12 +341,16 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         direct.sort(key=lambda c: numbers[passages[c.passage].doc_id])
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
     answer.answered_from = sorted({passages[c.passage].doc_id for c in direct}, key=numbers.get)
+    quoted: set[str] = set()  # what earlier quotes showed, loosely (`_same_text`)
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
-        said = _said(direct, units, i)
-        answer.quotes.append(evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
-                                            cfg.max_quote_chars, said=said))
+        said = _said(direct, units, i, quoted)
+        quote = evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
+                               cfg.max_quote_chars, said=said)
+        answer.quotes.append(quote)
+        flat = " ".join(quote.casefold().split())
+        quoted.update(t for u in units[i] if u.answerable and (t := _same_text(u.display)) and t in flat)
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
     answer.text = plain_text(answer)
     return ranked
@@ -367,16 +371,26 @@ def _dangling(c: _Candidate, direct: list[_Candidate], units: list[list[Unit]]) 
     return not any(d.passage == c.passage and d.position == c.position + 1 for d in direct)
 
 
-def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int) -> frozenset[int]:
-    """Positions of passage ``passage``'s units that the direct answer shows: its units there, and the code
-    block a unit brings along (`_shown`)."""
+def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int,
+          quoted: set[str] = frozenset()) -> frozenset[int]:
+    """Positions of passage ``passage``'s units that the reply already shows: its units in the direct answer, the
+    code block a unit brings along (`_shown`), and units saying word for word what a direct-answer unit or an
+    earlier quote (``quoted``, `_same_text`) says (runbooks copy their checks from one another: the second
+    page's quote repeated the first's)."""
     out = set()
+    shown_texts = {_same_text(c.unit.display) for c in direct} | set(quoted)
     for c in direct:
         if c.passage == passage:
             out.add(c.position)
             if _shown(c, units[passage]).endswith("```"):
                 out.add(c.position + 1)
+    out.update(i for i, u in enumerate(units[passage]) if u.answerable and _same_text(u.display) in shown_texts)
     return frozenset(out)
+
+
+def _same_text(text: str) -> str:
+    """``text`` compared loosely: list marker, case, spacing and end punctuation aside."""
+    return " ".join(_LEAD_MARK.sub("", text).casefold().split()).rstrip(".:;!?")
 
 
 def _quote_center(units: list[Unit], said: frozenset[int], best: int) -> int:

@@ -801,3 +801,16 @@ def test_a_direct_answer_never_ends_on_a_colon_whose_example_it_does_not_show():
     answer = compose_answer("what does the cyclic reference error mean?", [passage],
                             AnswerConfig(calibration=CalibrationConfig()))
     assert answer.direct_answer.startswith("This error is raised when a cyclic reference is detected. [1]")
+
+
+def test_a_second_pages_quote_does_not_repeat_what_the_reply_already_shows():
+    """Two runbooks share their checks word for word: the second page's quote repeated the first's (issue 23)."""
+    shared = "- Check the status of the pods which belong to the replica sets under the statefulset."
+    first = _passage(f"Diagnosis steps:\n\n{shared}\n- Check if disks attach in the pod's zone.",
+                     "runbooks:mismatch.md", 0.95, "Diagnosis")
+    second = _passage(f"Diagnosis steps:\n\n- Check statefulset via describe.\n{shared}\n- Check pod priority.",
+                      "runbooks:rollout.md", 0.6, "Diagnosis")
+    answer = compose_answer("how do I check a statefulset replicas mismatch?", [first, second],
+                            AnswerConfig(calibration=CalibrationConfig()))
+    shown = [answer.direct_answer, *answer.quotes]
+    assert sum(text.count("belong to the replica sets") for text in shown) == 1
