@@ -32,7 +32,8 @@ def verification_message(ask) -> SlackMessage:
     head = message("verification.remind_head" if ask.reminder else "verification.ask_head", language, title=title)
     lines = [message("verification.interval", language, days=ask.interval_days, date=ask.due_at.date().isoformat()),
              *signal_sentences(ask.signals, language)]
-    blocks = [*section_blocks(f"*{head}*\n" + "\n".join(lines)),
+    # the page's name is bold inside the sentence; a bold sentence around it would nest asterisks
+    blocks = [*section_blocks(f"{head}\n" + "\n".join(lines)),
               {"type": "actions", "block_id": "minerva_verify", "elements": buttons(ask.doc_id, ask.asked_at, language)}]
     return SlackMessage(text=truncate(_plain(head), 300), blocks=blocks)
 
