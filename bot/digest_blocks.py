@@ -184,8 +184,8 @@ def _waiting_text(digest: Digest) -> str:
     """"Waiting for an expert": the count of reminded, unanswered requests and the oldest few."""
     lines = [f":hourglass: *Waiting for an expert* — {digest.experts_waiting} unanswered after a reminder"]
     for request in digest.oldest_waiting:
-        lines.append(f"• <@{request['asker']}> asked {request['requested_at'][:10]}: "
-                     f"“{escape(truncate(request['question'], 200))}”")
+        # no <@asker>: a mention in a daily digest would notify the asker every day until someone answers
+        lines.append(f"• asked {request['requested_at'][:10]}: “{escape(truncate(request['question'], 200))}”")
     return truncate("\n".join(lines), SECTION_LIMIT)
 
 
