@@ -277,7 +277,8 @@ def jobs_run(obj, name: str, now: datetime | None) -> None:
     except UnknownJob as exc:
         raise click.ClickException(str(exc)) from exc
     if result.outcome != "ok":
-        raise click.ClickException(f"job {name} failed (run #{result.run_id}, job_failed alert raised): {result.error}")
+        raise click.ClickException(f"job {name} failed (run #{result.run_id}, counted by the job_failed alert; "
+                                   f"`minerva jobs list` shows its runs): {result.error}")
     found = f", {result.findings} finding(s)" if result.findings is not None else ""
     click.echo(f"job {name}: ok (run #{result.run_id}{found})")
 
