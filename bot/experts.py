@@ -320,9 +320,14 @@ class ExpertDesk:
                          request["language"], now)
         label = message("expert.thread_answer", request["language"], expert=f"<@{expert}>")
         thread_text = f"*{label}*\n{escape(text)}"
-        # the asker's thread; an answer to /ask (no thread) goes to the asker directly
-        await _post(client, channel=request["channel"] if request["thread_ts"] else request["asker"],
-                    thread_ts=request["thread_ts"], text=thread_text)
+        # the asker's thread; an answer to /ask (no thread) goes to the asker directly, and in a channel whose
+        # replies are private (`channels.<id>.private`) only the asker sees it, as they saw the bot's reply
+        if request["thread_ts"] and self.settings.channel(request["channel"]).private:
+            await _post_privately(client, channel=request["channel"], user=request["asker"],
+                                  thread_ts=request["thread_ts"], text=thread_text)
+        else:
+            await _post(client, channel=request["channel"] if request["thread_ts"] else request["asker"],
+                        thread_ts=request["thread_ts"], text=thread_text)
         for channel, ts in request["posted"]:
             try:
                 await client.chat_update(channel=channel, ts=ts, blocks=request_blocks(request, answered_by=expert),
@@ -454,6 +459,14 @@ async def _post(client: AsyncWebClient, **kwargs):
     except SlackApiError as exc:
         log.error("expert.post_failed", error=exc.response.get("error"), channel=kwargs.get("channel"))
         return None
+
+
+async def _post_privately(client: AsyncWebClient, **kwargs) -> None:
+    """chat.postEphemeral, logged instead of raised."""
+    try:
+        await client.chat_postEphemeral(**kwargs)
+    except SlackApiError as exc:
+        log.error("expert.post_failed", error=exc.response.get("error"), channel=kwargs.get("channel"))
 
 
 def _submitted(view: dict) -> tuple[str, bool]:

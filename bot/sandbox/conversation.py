@@ -219,12 +219,13 @@ class _Talk:
         print(f"\n### the expert clicked Answer; a form opens: {view['title']['text']}", file=self.out)
         values = {ANSWER_BLOCK: {ANSWER_INPUT: {"type": "plain_text_input", "value": text}},
                   PAGE_BLOCK: {PAGE_INPUT: {"type": "checkboxes", "selected_options": []}}}
-        posted = len(self.fake.calls_to("chat.postMessage"))
+        method = "chat.postEphemeral" if self.private else "chat.postMessage"
+        posted = len(self.fake.calls_to(method))
         payload = view_submission(EXPERT_MODAL, view["private_metadata"], values,
                                   user=expert if expert.startswith("U") else STAND_IN_EXPERT)
         await _post(self.session, self.url, urlencode({"payload": json.dumps(payload)}).encode())
-        print(f"\n### they wrote \"{text}\"; in your thread:\n" + render(await self._next("chat.postMessage", posted)),
-              file=self.out)
+        where = "in your thread (only you see it)" if self.private else "in your thread"
+        print(f"\n### they wrote \"{text}\"; {where}:\n" + render(await self._next(method, posted)), file=self.out)
 
     async def home(self) -> None:
         """The asker opens the App Home tab."""

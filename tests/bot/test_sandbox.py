@@ -50,6 +50,7 @@ async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(
     assert "(only you see this)" in shown and "incident-response.md" in shown and "plans/" not in shown
     assert "### the experts see" in shown and "[Answer]" in shown and "a form opens" in shown
     assert "*Answered by <@USANDBOXEXPERT>:*\nPost in #incidents with @here." in shown
+    assert "in your thread (only you see it)" in shown  # a private channel's answers stay private
     asked_again = shown.split("### you: @minerva")[2]
     assert "Answered by <@USANDBOXEXPERT> on" in asked_again and "Post in #incidents" in asked_again
     assert "== Channel settings ==" in shown and "<#CRUNBOOKS>" in shown
