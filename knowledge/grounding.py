@@ -30,6 +30,7 @@ from functools import lru_cache
 import regex
 
 from knowledge.language import detect_language
+from knowledge.sentences import sentences_of
 from knowledge.tokenize import tokenize
 from knowledge.values import Value, clean_text, extract_values, sentences
 
@@ -44,9 +45,6 @@ _MARKERS_ONLY = regex.compile(r"^(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+[\s.。]*$")
 _LEADING_MARKERS = regex.compile(r"^((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)[\s.。]*")
 #: A sentence ends at . ! ? followed by space and not a lower-case letter (so "e.g. this" and "3.5" stay
 #: whole), or at 。！？ (Japanese/Chinese full stops need no space).
-_SENTENCE_END = regex.compile(
-    r"(?<!\b(?:e\.g|i\.e|etc|vs|approx)\.)(?<=[.!?])\s+(?=[^\p{Ll}])|(?<=[。！？])\s*(?=\S)"
-)
 _NUMBER = regex.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*")
 _BACKTICKED = regex.compile(r"`([^`\n]+)`")
 #: Codes: snake_case names and words mixing letters and digits (SEV1, ERR-429, NIMBUSQ4-26, sha256).
@@ -101,12 +99,13 @@ class GroundingResult:
 def split_sentences(reply: str) -> list[tuple[str, int]]:
     """``(sentence, line index)`` pairs of a reply; citation markers stay with the sentence before them.
 
-    Lines are split at sentence ends (see `_SENTENCE_END`). A piece that is only markers (``"… seconds. [1]"``)
+    Lines are split at sentence ends as units are (`knowledge.sentences.sentences_of`: one splitter for the
+    whole project, which knows "e.g.", "i.e." and Japanese 。！？). A piece that is only markers (``"… seconds. [1]"``)
     or that starts with markers (``"… seconds. [1] Next …"``) gives them to the sentence before it.
     """
     out: list[list] = []
     for number, line in enumerate(reply.splitlines()):
-        for piece in _SENTENCE_END.split(line.strip()):
+        for piece in sentences_of(line.strip()):
             piece = piece.strip()
             if not piece:
                 continue

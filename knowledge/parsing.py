@@ -19,6 +19,7 @@ import yaml
 
 from knowledge.documents import DOCUMENT_TYPES
 from knowledge.errors import DocumentInvalid, DocumentStub
+from knowledge.sentences import sentences_of
 
 # A `{% slack_channel "tock" %}` tag is the only place some handbook pages name a channel, so it becomes
 # "#tock" instead of disappearing (shared/eval/kb-dev/README.md, "Corpus traits").
@@ -29,7 +30,6 @@ _LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
 #: A ``{{ variable }}`` standing alone in prose: not inside a link, a path or inline code (no "(", "/", "=", "`" or quote
 #: before it, no "/" or letter right after it) and not a Hugo shortcode (``{{<``, ``{{%``).
 _VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=`\w])\{\{(?![<%])[^}]*\}\}(?![/\w`])")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 #: A level-1 heading: the page's title when its front matter names none. Not any heading: a page that opens
 #: on "## Booleans" is not titled "Booleans" (pydantic's standard-library types page, issue 26).
@@ -241,7 +241,7 @@ def _sentences(text: str):
             continue
         marker = _LINE_MARKER.match(block[0]).group(0)
         body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
-        for sentence in _SENTENCE_SPLIT.split(body):
+        for sentence in sentences_of(body):  # the project's one splitter (knowledge.sentences)
             if _WORD.search(sentence) or _CJK.search(sentence) or _LINK.search(sentence):
                 yield sentence.strip()
 
@@ -303,7 +303,7 @@ def variable_sentences(text: str) -> list[str]:
             continue
         marker = _LINE_MARKER.match(block[0]).group(0)
         body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
-        out += [s.strip() for s in _SENTENCE_SPLIT.split(body) if _VARIABLE_HOLE.search(s)]
+        out += [s.strip() for s in sentences_of(body) if _VARIABLE_HOLE.search(s)]
     return out
 
 
@@ -324,7 +324,7 @@ def _drop_variable_sentences(text: str) -> str:
             continue
         marker = _LINE_MARKER.match(block[0]).group(0)
         body = " ".join(line.strip() for line in [block[0][len(marker):], *block[1:]])
-        kept = [s.strip() for s in _SENTENCE_SPLIT.split(body) if s.strip() and not _VARIABLE_HOLE.search(s)]
+        kept = [s.strip() for s in sentences_of(body) if s.strip() and not _VARIABLE_HOLE.search(s)]
         if kept:
             out.append(marker + " ".join(kept))
     return "\n".join(out)

@@ -18,7 +18,7 @@ from functools import lru_cache
 import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
-UNITS_VERSION = 5
+UNITS_VERSION = 6
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -38,7 +38,7 @@ _ITEM = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 #: A sentence ends at . ! ? (or the CJK full stops) followed by space and a likely sentence start; CJK
 #: full stops need no space. Abbreviations ("e.g.", "i.e.", "etc.", "vs.") and decimals are no ends.
 _SENTENCE_END = regex.compile(
-    r"(?<![\s(](?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Ms|Dr|No|St|Jr|Inc|Ltd|U\.S))(?<=[.!?])\s+(?=[\p{Lu}\d\"'(\[*_`\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}])"
+    r"(?<![\s(](?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Ms|Dr|No|St|Jr|Inc|Ltd|U\.S)\.)(?<=[.!?])\s+(?=[\p{Lu}\d\"'(\[*_`\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}])"
     r"|(?<=[。！？])\s*"
 )
 _MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
