@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import random
 import sys
 import time
@@ -40,8 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _output import emit  # noqa: E402
-from fit_reader import labelled_sets  # noqa: E402
-from reader_options import NAMES, rows_of, top1  # noqa: E402
+from reader_options import NAMES, cached_rows, top1  # noqa: E402
 from reader_squad import jsquad, korquad, ranked_items  # noqa: E402
 from knowledge.embedding import resolve_model_path  # noqa: E402
 from knowledge.kbeval import split_by_page  # noqa: E402
@@ -168,13 +166,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(2)
-    cache = Path(args.rows_cache) if args.rows_cache else None
-    if cache and cache.exists():
-        rows = pickle.loads(cache.read_bytes())
-    else:
-        rows = rows_of(labelled_sets(args.real_home, args.sample_home))
-        if cache:
-            cache.write_bytes(pickle.dumps(rows))
+    rows = cached_rows(args.real_home, args.sample_home, args.rows_cache)
     fitting = [r for r in rows if r["part"] == "fitting"]
     validation = [r for r in rows if r["part"] == "validation" and r["set"] == "kb-dev-v2"]
     ja, ko = jsquad(), korquad()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import sys
 from pathlib import Path
 
@@ -33,8 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _output import emit  # noqa: E402
-from fit_reader import labelled_sets  # noqa: E402
-from reader_options import NAMES, fitted, rows_of, top1  # noqa: E402
+from reader_options import NAMES, cached_rows, fitted, top1  # noqa: E402
 from knowledge.reader import FEATURES, load_model  # noqa: E402
 from knowledge.reader_fit import FOLDS  # noqa: E402
 
@@ -73,13 +71,7 @@ def main() -> None:
     parser.add_argument("--rows-cache", default=None, help="pickle of the labelled units, reused when it exists")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    cache = Path(args.rows_cache) if args.rows_cache else None
-    if cache and cache.exists():
-        rows = pickle.loads(cache.read_bytes())
-    else:
-        rows = rows_of(labelled_sets(args.real_home, args.sample_home))
-        if cache:
-            cache.write_bytes(pickle.dumps(rows))
+    rows = cached_rows(args.real_home, args.sample_home, args.rows_cache)
     fitting = [r for r in rows if r["part"] == "fitting"]
     validation = [r for r in rows if r["part"] == "validation" and r["set"] == "kb-dev-v2"]
     cv: dict[str, list[float]] = {}

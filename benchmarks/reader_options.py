@@ -78,6 +78,20 @@ def rows_of(sets) -> list[dict]:
     return out
 
 
+def cached_rows(real_home: str, sample_home: str, cache: str | None) -> list[dict]:
+    """`rows_of` the labelled sets, read from the pickle ``cache`` when it exists (written there otherwise):
+    building them asks every labelled question, minutes on two cores."""
+    import pickle
+
+    path = Path(cache) if cache else None
+    if path and path.exists():
+        return pickle.loads(path.read_bytes())
+    rows = rows_of(labelled_sets(real_home, sample_home))
+    if path:
+        path.write_bytes(pickle.dumps(rows))
+    return rows
+
+
 def _heading_path(passage, position: int) -> str:
     inner = [u.display for u in split_units(passage.text)[:position] if u.kind == HEADING]
     path = [passage.title, *passage.heading_path[:-1], inner[-1]] if inner else [passage.title, *passage.heading_path]

@@ -125,7 +125,7 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
         groups: dict[str, list[str]] = {}
         # a page no longer in the index (or before the first ingest) is owned by its collection's owner
         owners = {p: owner_of(records.get(p) or {"collection": p.split(":", 1)[0]}, defaults) for p in pages}
-        allowed = [p for p in pages if await _may_change(client, user, [owners[p], *admins], groups)]
+        allowed = [p for p in pages if await may_change(client, user, [owners[p], *admins], groups)]
         if not allowed:
             text = ONLY_OWNERS.format(pages=_names(list(pages)))
         elif wanted == QUARANTINE:
@@ -149,7 +149,7 @@ async def handle_page_button(store, executor: Executor | None, client: AsyncWebC
     return await _applied_then_confirmed(apply, client, body, user, action)
 
 
-async def _may_change(client: AsyncWebClient, user: str, ids: list[str], groups: dict[str, list[str]]) -> bool:
+async def may_change(client: AsyncWebClient, user: str, ids: list[str], groups: dict[str, list[str]]) -> bool:
     """Whether ``user`` is one of ``ids`` (user ids) or a member of one of them (user group ids, S…: asked with
     ``usergroups.users.list`` once per click and kept in ``groups``). A group Slack will not list grants
     nothing."""

@@ -306,5 +306,13 @@ def slack_link(url: str, label: str) -> str:
     return f"<{_URL_BREAKERS.sub(lambda m: quote(m.group()), url)}|{label}>"
 
 
+def slack_reference(target: str) -> str:
+    """How mrkdwn names a Slack id: ``<!subteam^S…>`` for a user group, ``<#C…>`` for a channel (``G…`` too),
+    ``<@U…>`` for a user."""
+    if target.startswith("S"):
+        return f"<!subteam^{target}>"
+    return f"<#{target}>" if target.startswith(("C", "G")) else f"<@{target}>"
+
+
 def _context(mrkdwn: str) -> dict:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn}]}

@@ -11,6 +11,8 @@ Pure functions over config and message text: no Slack calls, no store, so the li
 
 from __future__ import annotations
 
+import dataclasses
+
 import regex
 
 from config import ChannelConfig
@@ -88,8 +90,7 @@ def channel_filter(base: SearchFilter, channel: ChannelConfig) -> SearchFilter:
         return base
     allowed = frozenset(channel.collections)
     collections = allowed if base.collections is None else base.collections & allowed
-    return SearchFilter(collections=collections, excluded=base.excluded, excluded_docs=base.excluded_docs,
-                        allow_restricted=base.allow_restricted, now=base.now, only_expired=base.only_expired)
+    return dataclasses.replace(base, collections=collections)
 
 
 def language_is_clear(text: str) -> bool:

@@ -298,12 +298,10 @@ def _badges(obj, answer) -> dict[str, str]:
     """The cited pages' verification badges for the terminal (`bot.verification_badges`, issue 25 item 3)."""
     from datetime import datetime, timezone
 
-    from bot.verification_badges import citation_badges
+    from bot.verification_badges import answer_badges
 
-    if answer.refused or not answer.citations:
-        return {}
-    return citation_badges(obj.store, obj.settings, obj.kb.index().documents, [c.doc_id for c in answer.citations],
-                           answer.language, now=datetime.now(timezone.utc), slack=False)
+    return answer_badges(obj.store, obj.settings, obj.kb.index().documents, answer, now=datetime.now(timezone.utc),
+                         slack=False)
 
 
 def _generate(cfg, answer):

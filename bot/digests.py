@@ -121,18 +121,9 @@ class SlackNotifier:
         from bot.owner_blocks import owner_message
 
         message = owner_message(report)
-        users = [owner]
-        if owner.startswith("S"):
-            try:
-                response = await self.client.usergroups_users_list(usergroup=owner)
-                users = list(response.get("users") or [])
-            except SlackApiError as exc:
-                return [self._failed(owner, exc.response.get("error") or "unknown_error", what="usergroup")]
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                log.error("slack.usergroup_failed", usergroup=owner, error=repr(exc))
-                return [Delivery(owner, error="network_error")]
-            if not users:
-                log.warning("owners.empty_group", usergroup=owner)
+        users, failed = await self._members(owner)
+        if failed is not None:
+            return [failed]
         deliveries = [await self._post(user, message) for user in users]
         log.info("owners.messaged", owner=owner, users=len(users), pages=len(report.pages),
                  findings=len(report.findings), failed=sum(not d.ok for d in deliveries))

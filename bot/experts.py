@@ -32,9 +32,10 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import BLOCK_LIMIT, escape, section_blocks, to_mrkdwn, truncate
+from bot.blocks import BLOCK_LIMIT, escape, section_blocks, slack_reference, to_mrkdwn, truncate
 from config import Settings, expert_target, slack_owner_id
 from feedback import FeedbackError, InvalidRecord, UnknownAnswer
+from feedback.windows import collection_of
 from knowledge.language import detect_language
 from knowledge.messages import message
 from knowledge.types import Answer
@@ -88,11 +89,6 @@ def whom_to_ask(settings: Settings, channel: str | None, collections: list[str])
     if configured == "off":
         return None
     return expert_target(configured) or expert_target(settings.experts.ask)
-
-
-def collections_of(doc_ids: list[str]) -> list[str]:
-    """The collections of ``doc_ids`` (``"{collection}:{path}"``), in citation order."""
-    return [d.split(":", 1)[0] for d in doc_ids if ":" in d]
 
 
 # --- blocks ---------------------------------------------------------------------------------------------------
@@ -224,7 +220,7 @@ class ExpertDesk:
             kept = None
         if kept is not None:
             blocks = with_expert_answer(blocks, kept, answer.language, answer.answer_id)
-        whom = whom_to_ask(self.settings, channel, collections_of([c.doc_id for c in answer.citations]))
+        whom = whom_to_ask(self.settings, channel, [collection_of(c.doc_id) for c in answer.citations])
         return with_ask_button(blocks, answer.answer_id, answer.language) if whom else blocks
 
     def _matching_answer(self, question: str) -> dict | None:
@@ -241,7 +237,7 @@ class ExpertDesk:
             if row is None or not asker:
                 raise UnknownAnswer(answer_id)
             language = row.get("language") or "en"
-            whom = whom_to_ask(self.settings, row.get("channel"), collections_of(row.get("cited_doc_ids") or []))
+            whom = whom_to_ask(self.settings, row.get("channel"), [collection_of(d) for d in row.get("cited_doc_ids") or []])
             if whom is None:
                 return message("expert.nobody", language)
             attempt = (body.get("message") or {}).get("text") or ""
@@ -255,7 +251,7 @@ class ExpertDesk:
             posted = await post_to_experts(client, self.settings, whom, request)
             await self._run(self.store.set_expert_request_posted, answer_id, posted)
             log.info("expert.asked", request_id=answer_id, whom=whom, asker=asker, messages=len(posted))
-            return message("expert.asked", language, whom=_mention(whom))
+            return message("expert.asked", language, whom=slack_reference(whom))
         except UnknownAnswer:
             return message("expert.unknown")
         except FeedbackError:
@@ -483,12 +479,6 @@ def _notice_view(text: str) -> dict:
         "type": "modal", "title": {"type": "plain_text", "text": truncate(message("expert.modal_title"), 24)},
         "close": {"type": "plain_text", "text": truncate(message("expert.modal_close"), 24)},
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}}
-
-
-def _mention(whom: str) -> str:
-    if whom.startswith("S"):
-        return f"<!subteam^{whom}>"
-    return f"<#{whom}>" if whom.startswith(("C", "G")) else f"<@{whom}>"
 
 
 def _gap_question(store, fingerprint: str) -> tuple[str, list[str]]:

@@ -24,7 +24,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import escape, slack_link, truncate
+from bot.blocks import escape, slack_link, slack_reference, truncate
 from config import ChannelConfig, Settings, expert_target
 from knowledge.messages import message
 
@@ -294,9 +294,7 @@ def _experts(experts: str | bool, language: str) -> str:
     target = expert_target(experts) if experts else None
     if target is None:
         return message("home.experts_default", language)
-    if target[0] == "S":
-        return f"<!subteam^{target}>"
-    return f"<#{target}>" if target[0] in "CG" else f"<@{target}>"
+    return slack_reference(target)
 
 
 def _page(title: str, url: str) -> str:

@@ -172,17 +172,14 @@ class Responder:
 
     async def _badges(self, answer: Answer) -> dict[str, str]:
         """The cited pages' verification badges (`bot.verification_badges`, issue 25 item 3), off the loop."""
-        if answer.refused or not answer.citations:
-            return {}
-        from bot.verification_badges import citation_badges
+        from bot.verification_badges import answer_badges
 
         def lookup() -> dict[str, str]:
             try:
                 documents = self.kb.index().documents
             except Exception:  # no index: no badges
                 return {}
-            return citation_badges(self.store, self.settings, documents, [c.doc_id for c in answer.citations],
-                                   answer.language, now=datetime.now(timezone.utc))
+            return answer_badges(self.store, self.settings, documents, answer, now=datetime.now(timezone.utc))
 
         return await asyncio.get_running_loop().run_in_executor(self.executor, lookup)
 

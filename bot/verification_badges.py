@@ -51,3 +51,12 @@ def citation_badges(store, settings, documents: dict[str, dict], doc_ids: list[s
         if text:
             badges[doc_id] = text
     return badges
+
+
+def answer_badges(store, settings, documents: dict[str, dict], answer, *, now: datetime,
+                  slack: bool = True) -> dict[str, str]:
+    """`citation_badges` of an `knowledge.Answer`'s cited pages, in its language; {} for a refusal."""
+    if answer.refused or not answer.citations:
+        return {}
+    return citation_badges(store, settings, documents, [c.doc_id for c in answer.citations], answer.language,
+                           now=now, slack=slack)

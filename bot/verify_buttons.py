@@ -23,7 +23,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alert_buttons import _may_change as may_answer  # the owners / user groups / admins check of page buttons
+from bot.alert_buttons import may_change as may_answer  # the owners / user groups / admins check of page buttons
+from bot.blocks import slack_reference
 from bot.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, answered_message, page_name, parse_value
 from feedback import FeedbackError
 from jobs.owners import owner_of
@@ -104,7 +105,7 @@ async def _announce_handover(client: AsyncWebClient, admins: list[str], channel:
                              user: str, language: str) -> None:
     """Tell the alert channel (mentioning the admins) or, without one, each admin user that the page needs an
     owner."""
-    mentions = " ".join(f"<!subteam^{a}>" if a.startswith("S") else f"<@{a}>" for a in admins)
+    mentions = " ".join(slack_reference(a) for a in admins)
     text = message("verification.needs_owner", language, admins=f"{mentions} " if mentions else "", title=title,
                    doc_id=doc_id, who=f"<@{user}>")
     targets = [channel] if channel else [a for a in admins if not a.startswith("S")]
