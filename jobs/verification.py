@@ -46,6 +46,10 @@ JOB = "verification"
 #: Days of citations and 👎 reasons a verification message shows (issue 25 item 3: "citations in the last 30
 #: days"), the same window as the freshness signal's default ``citation_window_days``.
 SIGNAL_WINDOW_DAYS = 30
+#: Pages one owner is asked about in one run, the longest overdue first; the rest wait for the next run. On the
+#: whole handbook with `verify_days: 30` on its source every one of its 240 current pages falls due the same day:
+#: 240 direct messages at once would bury the owner, ten a day spread the interval's checks over the month.
+MAX_ASKS_PER_OWNER = 10
 #: Open findings named per page in a message; the rest are counted.
 MAX_FINDINGS = 5
 
@@ -178,7 +182,8 @@ def plan(documents: dict[str, dict], rows: dict[str, dict], settings, *, now: da
         (asks, reminders): asks as ``(doc_id, owner, interval, due_at)`` for pages due and not asked since
         they fell due (or handed over and now owned by someone else); reminders as ``(doc_id, row)`` for asks
         still open after ``verification.remind_after_days`` with no reminder yet. Pages without an owner
-        are left out of both (the run lists them).
+        are left out of both (the run lists them). At most `MAX_ASKS_PER_OWNER` asks per owner, the longest
+        overdue first.
     """
     intervals = source_intervals(settings)
     defaults = {s.name: s.owner for s in getattr(settings, "sources", []) if getattr(s, "owner", "")}
@@ -199,7 +204,18 @@ def plan(documents: dict[str, dict], rows: dict[str, dict], settings, *, now: da
             asks.append((doc_id, owner, interval, due))
         elif row["state"] == "due" and row["reminded_at"] is None and asked + remind_after <= now:
             reminders.append((doc_id, row))
-    return asks, reminders
+    return _capped(asks), reminders
+
+
+def _capped(asks: list[tuple[str, str, int, datetime]]) -> list[tuple[str, str, int, datetime]]:
+    """``asks`` with at most `MAX_ASKS_PER_OWNER` per owner, the earliest due first (then by page)."""
+    taken: dict[str, int] = {}
+    out = []
+    for ask in sorted(asks, key=lambda a: (a[3], a[0])):
+        taken[ask[1]] = taken.get(ask[1], 0) + 1
+        if taken[ask[1]] <= MAX_ASKS_PER_OWNER:
+            out.append(ask)
+    return sorted(out)
 
 
 def archive_candidates(documents: dict[str, dict], rows: dict[str, dict], settings, cited: dict[str, int], *,
