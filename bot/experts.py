@@ -77,11 +77,13 @@ def matching_answer(kb, store, question: str, *, now: datetime) -> dict | None:
 def whom_to_ask(settings: Settings, channel: str | None, collections: list[str]) -> str | None:
     """Whom "Ask an expert" asks for a reply in ``channel`` citing ``collections`` (first cited first).
 
-    The first cited collection's ``experts``, else the channel's ``experts`` (``off``: nobody at all), else
-    ``experts.ask``. Returns the Slack id (user ``U…``/``W…``, user group ``S…`` or channel ``C…``/``G…``),
+    The first cited collection's ``experts`` (with nothing cited, the first of the channel's ``collections``),
+    else the channel's ``experts`` (``off``: nobody at all), else ``experts.ask``. Returns the Slack id (user ``U…``/``W…``, user group ``S…`` or channel ``C…``/``G…``),
     or None when no one can be asked (then no button is shown).
     """
     by_collection = {s.name: s.experts for s in settings.sources}
+    # a refusal cites nothing: a channel kept to some collections asks about theirs (its first one's experts)
+    collections = collections or settings.channel(channel).collections
     first = by_collection.get(collections[0], "") if collections else ""
     if first:
         return expert_target(first)
@@ -219,7 +221,8 @@ class ExpertDesk:
             log.exception("expert.match_failed", answer_id=answer.answer_id)
             kept = None
         if kept is not None:
-            blocks = with_expert_answer(blocks, kept, answer.language, answer.answer_id)
+            # a refusal under an expert's answer would contradict it: the kept answer stands alone
+            blocks = with_expert_answer([] if answer.refused else blocks, kept, answer.language, answer.answer_id)
         whom = whom_to_ask(self.settings, channel, [collection_of(c.doc_id) for c in answer.citations])
         return with_ask_button(blocks, answer.answer_id, answer.language) if whom else blocks
 

@@ -209,6 +209,8 @@ def test_whom_to_ask_prefers_the_cited_collection_then_the_channel_then_the_defa
     assert whom_to_ask(settings, "C1", []) == EXPERT
     assert whom_to_ask(settings, "C3", ["plans"]) is None
     assert whom_to_ask(settings, "C3", ["api"]) == "CAPI"  # the collection's experts answer for their pages
+    kept_to_api = dataclasses.replace(settings, channels={"C4": ChannelConfig(collections=["api"])})
+    assert whom_to_ask(kept_to_api, "C4", []) == "CAPI"  # a refusal there: the channel's collection's experts
 
 
 # --- kept answers ----------------------------------------------------------------------------------------------
@@ -312,3 +314,4 @@ async def test_answer_this_once_on_a_coverage_gap_keeps_the_answer_for_the_gaps_
     await bot.mention(UNANSWERABLE, user="U4")
     later = (await bot.posts(1))[-1]
     assert "16 weeks, paid." in json.dumps(later["blocks"]) and button(later, EXPERT_VOTE_ACTION) is not None
+    assert "couldn't find this" not in json.dumps(later["blocks"])  # no refusal under the expert's answer
