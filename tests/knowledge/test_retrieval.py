@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
@@ -33,6 +33,37 @@ def test_expired_document_was_visible_before_it_expired(sample_kb):
     passages = sample_kb.search(SALE_QUERIES[:1], mode="bm25", top_k=3, where=before_expiry)[0]
 
     assert passages[0].doc_id == SUMMER_SALE
+
+
+def test_a_cached_permission_mask_still_hides_a_page_the_moment_it_expires(sample_kb):
+    """The mask is cached per filter until the next expiry (issue 24): searches just before and just after
+    the sale page's expiry see it, then do not."""
+    expiry = datetime.fromisoformat(sample_kb.index().documents[SUMMER_SALE]["expires_at"])
+    first, before, after = (SearchFilter(now=expiry - timedelta(days=1)), SearchFilter(now=expiry - timedelta(seconds=1)),
+                             SearchFilter(now=expiry))
+
+    found = [{p.doc_id for p in sample_kb.search(SALE_QUERIES[:1], mode="bm25", top_k=3, where=w)[0]}
+             for w in (first, before, after)]
+
+    assert SUMMER_SALE in found[0] and SUMMER_SALE in found[1]
+    assert SUMMER_SALE not in found[2]
+
+
+def test_a_restricted_collection_is_hidden_at_once_though_the_mask_was_cached(sample_kb):
+    """Restricting a collection in the config takes effect without a re-sync, cached mask or not."""
+    question = ["team plan price per seat"]
+    assert sample_kb.search(question, mode="bm25", top_k=20)[0]
+    collection = sample_kb.search(question, mode="bm25", top_k=1)[0][0].collection
+    restricted = [s if s.name != collection else SourceConfig(**{**s.__dict__, "visibility": "restricted"})
+                  for s in sample_kb.settings.sources]
+    original = sample_kb.settings
+    try:
+        object.__setattr__(sample_kb, "settings", Settings(**{**original.__dict__, "sources": restricted}))
+        passages = sample_kb.search(question, mode="bm25", top_k=20)[0]
+    finally:
+        object.__setattr__(sample_kb, "settings", original)
+
+    assert all(p.collection != collection for p in passages)
 
 
 @pytest.mark.parametrize("mode", MODES)
