@@ -28,15 +28,19 @@ import re
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
 from knowledge.kbeval import hint_values, holds_fact, split_by_page  # noqa: E402
+from fit_reader import keyed_questions  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 V2 = SHARED / "eval" / "kb-dev-v2" / "questions.jsonl"
@@ -102,19 +106,21 @@ def _share(flags: list[bool]) -> float | None:
 
 
 def keyed_report(kb: KnowledgeBase, questions: list[dict]) -> tuple[dict, list[dict]]:
-    """Every question asked once; figures per part of the split and per language."""
+    """Every question asked once, the questions split as one set; figures per ``set`` (the questions' own
+    field), per part of the split and per language."""
     fitting, validation = split_by_page(questions)
     part_of = {q["id"]: "fitting" for q in fitting} | {q["id"]: "validation" for q in validation}
     lines = []
-    for q in questions:
-        line = keyed_line(q, kb.ask(q["question"]))
+    for q in tqdm(questions, desc="asking", unit="question", disable=None):
+        line = {"set": q["set"]} | keyed_line(q, kb.ask(q["question"]))
         line["part"] = part_of[q["id"]]
         lines.append(line)
-    report = {}
-    for part in ("validation", "fitting"):
-        mine = [x for x in lines if x["part"] == part]
-        report[part] = summary(mine) | {"by_language": {
-            lang: summary([x for x in mine if x["lang"] == lang]) for lang in ("en", "ko", "ja")}}
+    report: dict[str, dict] = {}
+    for name in dict.fromkeys(x["set"] for x in lines):
+        for part in ("validation", "fitting"):
+            mine = [x for x in lines if x["part"] == part and x["set"] == name]
+            report.setdefault(name, {})[part] = summary(mine) | {"by_language": {
+                lang: summary([x for x in mine if x["lang"] == lang]) for lang in ("en", "ko", "ja")}}
     return report, lines
 
 
@@ -156,9 +162,7 @@ def main() -> None:
     real = KnowledgeBase(load_settings(args.config_real), Path(args.real_home))
     sample = KnowledgeBase(load_settings(args.config_sample), Path(args.sample_home))
     real.ask("warm-up question")
-    report, lines = {}, []
-    report["kb-dev-v2"], keyed = keyed_report(real, load_questions(V2))
-    lines += [{"set": "kb-dev-v2"} | x for x in keyed]
+    report, lines = keyed_report(real, keyed_questions(V2))
     for name, kb, path in [("kb-dev", real, SHARED / "eval" / "kb-dev" / "questions.jsonl"),
                            ("sample", sample, ROOT / "knowledge" / "sample_kb_questions.jsonl")]:
         report[name], more = proxy_report(name, kb, path)

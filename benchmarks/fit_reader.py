@@ -4,7 +4,8 @@ Usage:
     python benchmarks/fit_reader.py [--real-home var-real] [--sample-home var] [--report benchmarks/results/reader_fit.json]
 
 Sets (each split once by page, `knowledge.kbeval.split_by_page`; only the fitting parts are read):
-kb-dev-v2 (``must_contain`` keys) and benchmarks/data/near_topic_dev.jsonl on the real corpora, and the sample
+kb-dev-v2 with benchmarks/data/kb-extra (``must_contain`` keys; split as one set, so that a page both ask about
+lands in one part) and benchmarks/data/near_topic_dev.jsonl on the real corpora, and the sample
 set on the bundled knowledge base (both keyed by their hints' values, `knowledge.kbeval.question_key`). The old
 kb-dev is never read here: it stays a second validation set. Report on the validation parts with
 benchmarks/answers.py. ``minerva fit-reader FILE`` does the same for one set on a user's own knowledge base.
@@ -29,6 +30,14 @@ from knowledge.reader import MODEL_PATH  # noqa: E402
 from knowledge.reader_fit import fit_reader  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
+EXTRA = ROOT / "benchmarks" / "data" / "kb-extra" / "questions.jsonl"
+
+
+def keyed_questions(v2: Path) -> list[dict]:
+    """kb-dev-v2's questions (at ``v2``) then kb-extra's, each marked with its ``set``: the real corpora's keyed
+    questions, to be split as one set (`knowledge.kbeval.split_by_page`)."""
+    return ([q | {"set": "kb-dev-v2"} for q in load_questions(v2)]
+            + [q | {"set": "kb-extra"} for q in load_questions(EXTRA)])
 
 
 def labelled_sets(real_home: str, sample_home: str) -> list[tuple[str, object, list[dict]]]:
@@ -42,7 +51,7 @@ def labelled_sets(real_home: str, sample_home: str) -> list[tuple[str, object, l
         sys.exit(f"{v2} is missing: this benchmark reads the shared evaluation sets")
     real = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(real_home))
     sample = KnowledgeBase(load_settings(ROOT / "config" / "minerva.yaml"), Path(sample_home))
-    return [("kb-dev-v2", real, load_questions(v2)),
+    return [("kb-dev-v2+kb-extra", real, keyed_questions(v2)),
             ("near-topic", real, load_questions(ROOT / "benchmarks" / "data" / "near_topic_dev.jsonl")),
             ("sample", sample, load_questions(ROOT / "knowledge" / "sample_kb_questions.jsonl"))]
 
