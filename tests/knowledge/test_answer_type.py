@@ -110,7 +110,6 @@ def test_a_question_asking_what_to_do_leads_with_the_runbooks_step_not_its_meani
 
 
 @needs_shared
-@pytest.mark.xfail(strict=True, reason="known miss of the fitted reader (issue 22): a Japanese question about the impact gets the Meaning")
 def test_a_question_about_the_impact_is_answered_from_the_impact_section(runbooks_kb):
     """Checked by hand once: the Meaning chunk ranks first ("This alert is triggered when …"); the Impact
     section of the same runbook is what was asked (kb-dev dev-057, in Japanese)."""
