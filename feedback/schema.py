@@ -68,6 +68,7 @@ answers = Table(
     # Covering index for the monitoring jobs' window aggregates (issue 4).
     Index("idx_answers_window", "created_at", "answer_id", "refused", "top_score", "language"),
     Index("idx_answers_thread", "channel", "thread_ts", "created_at"),
+    Index("idx_answers_user", "user_id", "created_at"),  # a person's latest questions (App Home's language)
     Index("idx_answers_hallucinated", "created_at",
           sqlite_where=text("hallucination_flag = 1"), postgresql_where=text("hallucination_flag = 1")),
 )

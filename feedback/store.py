@@ -32,6 +32,7 @@ from feedback.answers import (
     build_answer_row,
     count_hallucinations,
     fetch_answer,
+    fetch_recent_languages,
     fetch_thread,
     fetch_unanswered,
     insert_answer,
@@ -246,6 +247,19 @@ class FeedbackStore:
         """
         with self.snapshot() as conn:
             return fetch_thread(conn, channel, thread_ts)
+
+    def recent_languages(self, user_id: str, limit: int = 5) -> list[str]:
+        """The languages of ``user_id``'s last ``limit`` questions, newest first; [] for someone who never asked
+        (see `feedback.answers.fetch_recent_languages`). App Home frames its labels in them.
+
+        Raises:
+            InvalidRecord: an empty ``user_id`` or a ``limit`` below 1.
+            StoreUnavailable: the database failed.
+        """
+        if not user_id or limit < 1:
+            raise InvalidRecord(f"recent_languages needs a user id and a limit >= 1; got {user_id!r}, {limit!r}")
+        with self.snapshot() as conn:
+            return fetch_recent_languages(conn, user_id, limit)
 
     def get_answer(self, answer_id: str) -> dict[str, Any] | None:
         """Returns the stored answer, JSON columns decoded, or None (see `feedback.answers.fetch_answer`).

@@ -62,6 +62,7 @@ def test_a_postgresql_store_made_by_an_older_minerva_gets_what_it_lacks(tmp_path
         conn.execute(sa.text("ALTER TABLE citations DROP COLUMN answering"))
         conn.execute(sa.text("ALTER TABLE answers DROP COLUMN delivered"))
         conn.execute(sa.text("DROP TABLE reply_retries"))
+        conn.execute(sa.text("DROP INDEX idx_answers_user"))  # version 13's index
         conn.execute(sa.text("DELETE FROM schema_migrations WHERE version > 8"))
     engine.dispose()
 
@@ -72,3 +73,4 @@ def test_a_postgresql_store_made_by_an_older_minerva_gets_what_it_lacks(tmp_path
     assert tuple(citation) == ("a:x.md", 1) and versions == len(MIGRATIONS)
     upgraded, created = shape(postgres_url), shape(tmp_path / "new.sqlite")
     assert set(upgraded) == set(created) and all(upgraded[t]["columns"] == created[t]["columns"] for t in created)
+    assert all(upgraded[t]["indexes"] == created[t]["indexes"] for t in created)
