@@ -6,6 +6,10 @@ collection's ``owner``; `jobs.owners.owner_of`) also sees `owner_section`: the o
 their pages. A ``slack.admins`` member (or a member of an admin group) also sees `admin_section`: the week's key
 figures (`jobs.key_figures`).
 
+The view speaks the user's language (`home_language`): the one most of their latest questions were asked in
+(`FeedbackStore.recent_languages`), else English. Slack's own locale of the user is not consulted: reading it
+(``users.info`` with ``include_locale``) needs the ``users:read`` scope, which ``manifest.yml`` does not ask for.
+
 The view is built by small pure builders from what `gather` read off the event loop; `fit_view` keeps it within
 Block Kit's limits (https://api.slack.com/reference/block-kit/blocks: at most 100 blocks in a Home view, at
 most 3000 characters in a section's text, 2000 in a field). Whatever fails to load is left out: the Home tab
@@ -26,7 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import escape, slack_link, slack_reference, truncate
 from config import ChannelConfig, Settings, expert_target
-from knowledge.messages import message
+from knowledge.messages import DEFAULT_LANGUAGE, message, normalise_language
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +45,10 @@ MAX_OWNER_ITEMS = 20
 #: User groups asked for their members per Home opening (one ``usergroups.users.list`` call each): a bound, so a
 #: config naming hundreds of groups cannot make a Home tab take seconds.
 MAX_GROUPS_CHECKED = 30
+#: A user's latest questions the Home tab's language is taken from (`home_language`): a few rather than one, so
+#: a single short question read as English ("VPN?", a code) among Korean ones does not switch the tab, while
+#: someone who changed language is followed after three questions.
+LANGUAGE_SAMPLE = 5
 
 
 @dataclass
@@ -66,15 +74,17 @@ class HomeFacts:
 
 
 async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings: Settings,
-                       executor: ThreadPoolExecutor, language: str = "en") -> None:
+                       executor: ThreadPoolExecutor, language: str | None = None) -> None:
     """Builds and publishes ``user``'s Home view; a Slack error is logged (``slack.home_failed``), never raised.
 
     Args:
         kb: the `knowledge.KnowledgeBase` (its live index is read for the size and the pages' owners).
-        store: the feedback store (findings, review items, figures).
-        language: of the labels; the Home tab has no question to take one from.
+        store: the feedback store (findings, review items, figures, the user's question languages).
+        language: of the labels; None (the default) takes the user's (`user_language`).
     """
     loop = asyncio.get_running_loop()
+    if language is None:
+        language = await loop.run_in_executor(executor, user_language, store, user)
     documents = await loop.run_in_executor(executor, _documents, kb)
     defaults = {s.name: s.owner for s in settings.sources if s.owner}
     owners = {_owner(doc, defaults) for doc in documents.values()} - {""}
@@ -90,9 +100,30 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     try:
         await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
         log.info("slack.home_published", user=user, owner=facts.owner, admin=facts.figures is not None,
-                 blocks=len(blocks))
+                 blocks=len(blocks), language=language)
     except SlackApiError as exc:
         log.warning("slack.home_failed", error=exc.response.get("error"))
+
+
+def user_language(store, user: str) -> str:
+    """The language ``user``'s Home tab speaks: `home_language` of their last `LANGUAGE_SAMPLE` questions
+    (`FeedbackStore.recent_languages`). English when they never asked, or when the store cannot be read (logged
+    as ``slack.home_language_failed``: the tab must still open). Runs in an executor thread."""
+    try:
+        return home_language(store.recent_languages(user, LANGUAGE_SAMPLE))
+    except Exception:
+        log.exception("slack.home_language_failed", user=user)
+        return DEFAULT_LANGUAGE
+
+
+def home_language(languages: list[str]) -> str:
+    """The language most of ``languages`` (a user's latest questions' languages, newest first) are in, a tie
+    going to the one used most recently; codes without a catalogue count as English. English for []."""
+    if not languages:
+        return DEFAULT_LANGUAGE
+    codes = [normalise_language(code) for code in languages]
+    # max keeps the first of equal keys, and codes[0] is the newest, so a tie goes to the most recent
+    return max(dict.fromkeys(codes), key=codes.count)
 
 
 async def member_groups(client: AsyncWebClient, user: str, groups: set[str]) -> set[str]:

@@ -9,7 +9,16 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bot.home import MAX_BLOCKS, MAX_FIELD_CHARS, MAX_TEXT_CHARS, HomeFacts, fit_view, home_blocks
+from bot.home import (
+    MAX_BLOCKS,
+    MAX_FIELD_CHARS,
+    MAX_TEXT_CHARS,
+    HomeFacts,
+    fit_view,
+    home_blocks,
+    home_language,
+    user_language,
+)
 from config import ChannelConfig, load_settings
 from jobs.key_figures import KeyFigures
 from jobs.owners import PageFinding
@@ -17,6 +26,7 @@ from jobs.review import Candidate, submit
 from tests.bot.test_slack_e2e import PRO_QUESTION, Bot, BotFactory, start_bot  # noqa: F401  (a fixture)
 
 OWNER_GROUP = "S0APITEAM"  # the front matter owner of api/webhooks.md in the sample knowledge base
+KOREAN_QUESTION = "DB 프라이머리 죽었을 때 수동 페일오버 명령어 뭐였죠?"  # s-025 of the sample questions
 
 
 @pytest.fixture
@@ -107,6 +117,42 @@ async def test_an_admin_sees_the_weeks_figures(bot: Bot) -> None:
     fields = [f["text"] for f in blocks[-1]["fields"]]
     assert fields[:4] == ["*Questions*\n1", "*Answered*\n100% of 1", "*👍 / 👎*\n0 / 0", "*Refusals*\n0"]
     assert fields[4].startswith("*Open findings*\n0 critical")
+
+
+async def test_home_speaks_korean_to_someone_who_asked_in_korean_and_english_to_someone_new(bot: Bot) -> None:
+    await bot.mention(KOREAN_QUESTION, user="UADMIN")
+    await bot.posts()
+
+    korean, new = await open_home(bot, "UADMIN"), await open_home(bot, "UNEW")
+
+    assert headers(korean) == ["Minerva", "채널별 설정", "이번 주"]
+    text = json.dumps(korean, ensure_ascii=False)
+    assert "문서에 관해 물어보세요" in text and "지식 베이스: 문서 " in text
+    runbooks = next(b["text"]["text"] for b in korean if "<#CRUNBOOKS>" in json.dumps(b))
+    assert "검색 범위: runbooks" in runbooks and "응답 대상: 멘션, `/ask`, 채널에 올라온 질문" in runbooks
+    assert "비공개 (질문자만 볼 수 있음)" in runbooks and "표시 언어: ko" in runbooks
+    general = next(b["text"]["text"] for b in korean if "<#CGENERAL>" in json.dumps(b))
+    assert "질문자가 볼 수 있는 모든 컬렉션" in general and "전문가: 사용 안 함" in general
+    fields = [f["text"] for f in korean[-1]["fields"]]
+    assert fields[:4] == ["*질문*\n1", "*답변한 질문*\n1건 중 100%", "*👍 / 👎 투표*\n0 / 0", "*답하지 못한 질문*\n0"]
+    for english in ("Ask me about", "Channel settings", "searches", "This week", "Questions"):
+        assert english not in text
+    assert headers(new) == ["Minerva", "Channel settings"] and "Ask me about our documents" in json.dumps(new)
+
+
+def test_the_home_language_is_the_one_most_latest_questions_were_asked_in() -> None:
+    assert home_language([]) == "en"
+    assert home_language(["en", "ko", "ko", "ja"]) == "ko"  # one short question read as English changes nothing
+    assert home_language(["ja", "ko"]) == "ja" and home_language(["ko", "ja", "ja", "ko"]) == "ko"  # tie: newest
+    assert home_language(["ko-KR", "xx"]) == "ko" and home_language(["xx"]) == "en"
+
+
+def test_home_falls_back_to_english_when_the_store_cannot_be_read() -> None:
+    class Down:
+        def recent_languages(self, user: str, limit: int) -> list[str]:
+            raise RuntimeError("database is down")
+
+    assert user_language(Down(), "U1") == "en"
 
 
 def test_a_crowded_home_stays_within_block_kit_limits() -> None:
