@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from datetime import datetime, timezone
 
 import pytest
 
+from bot.app import make_client
 from bot.home import (
+    GROUP_MEMBERS_TTL_S,
     MAX_BLOCKS,
     MAX_FIELD_CHARS,
     MAX_TEXT_CHARS,
+    GroupMembers,
     HomeFacts,
     fit_view,
     home_blocks,
@@ -105,6 +109,38 @@ async def test_an_owner_without_open_items_is_told_so_and_others_see_no_owner_pa
 
     assert "Nothing open on the pages you own." in json.dumps(owner)
     assert "Your pages" not in headers(other)
+
+
+async def test_opening_home_again_asks_slack_once_per_group_within_the_ttl(bot: Bot) -> None:
+    bot.fake.usergroups.update({OWNER_GROUP: ["UOWNER"], "S0BILLING": ["U0BILL"]})
+
+    first = await open_home(bot, "UOWNER")
+    asked = Counter(c["body"]["usergroup"] for c in bot.fake.calls_to("usergroups.users.list"))
+    second, other = await open_home(bot, "UOWNER"), await open_home(bot, "U2")
+    again = Counter(c["body"]["usergroup"] for c in bot.fake.calls_to("usergroups.users.list"))
+
+    assert asked[OWNER_GROUP] == again[OWNER_GROUP] == 1 and asked["S0BILLING"] == again["S0BILLING"] == 1
+    assert headers(first) == headers(second) == ["Minerva", "Channel settings", "Your pages"]
+    assert "Your pages" not in headers(other)
+    # the sample's other owner groups are unknown to this Slack: a failure is not kept, they are asked each time
+    unlisted = set(asked) - {OWNER_GROUP, "S0BILLING"}
+    assert unlisted and all(asked[g] == 1 and again[g] == 3 for g in unlisted)
+
+
+async def test_group_members_are_asked_again_once_the_ttl_has_passed(fake_slack) -> None:
+    fake_slack.usergroups["S0DOCS"] = ["U1"]
+    clock = [1000.0]
+    groups, client = GroupMembers(clock=lambda: clock[0]), make_client("xoxb-test", fake_slack.url)
+
+    assert await groups.members(client, "S0DOCS") == {"U1"}
+    fake_slack.usergroups["S0DOCS"] = ["U1", "U2"]
+    clock[0] += GROUP_MEMBERS_TTL_S - 1
+    assert await groups.members(client, "S0DOCS") == {"U1"}  # still the kept list
+    clock[0] += 1
+    assert await groups.members(client, "S0DOCS") == {"U1", "U2"}
+    assert await groups.members(client, "S0NONE") is None  # no_such_subteam
+    assert [c["body"]["usergroup"] for c in fake_slack.calls_to("usergroups.users.list")] == [
+        "S0DOCS", "S0DOCS", "S0NONE"]
 
 
 async def test_an_admin_sees_the_weeks_figures(bot: Bot) -> None:
