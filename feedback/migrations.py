@@ -401,6 +401,16 @@ def _answers_by_user(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS idx_answers_user ON answers (user_id, created_at)")
 
 
+def _verification_messages(db: sqlite_utils.Database) -> None:
+    """Issue 25 leftovers: every member of an owner group gets the verification DM, and once one answers, every
+    copy changes to say who did; ``page_verifications.posted`` keeps the ask's messages (JSON ``[[channel, ts]]``)
+    for that `chat.update`. Asks made before have none: only the clicked copy changes, as it did.
+
+    A file that ran `_page_verifications` after this column joined `feedback.schema` has it already."""
+    if "posted" not in db["page_verifications"].columns_dict:
+        db.execute("ALTER TABLE page_verifications ADD COLUMN posted TEXT")
+
+
 def _create_from_schema(db: sqlite_utils.Database, *tables) -> None:
     """Creates ``tables`` (`feedback.schema` tables) and their indexes in SQLite, unless they exist."""
     for table in tables:
@@ -425,6 +435,7 @@ MIGRATIONS: list[Migration] = [
     _expert_requests_and_answers,
     _page_verifications,
     _answers_by_user,
+    _verification_messages,
 ]
 
 

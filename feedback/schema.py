@@ -400,5 +400,6 @@ page_verifications = Table(
     Column("verified_until", Text),                    # when the page falls due again
     Column("answered_by", Text),                       # who gave the last answer of any kind
     Column("answered_at", Text),
+    Column("posted", Text),                            # JSON [[channel, ts]] of this ask's DMs, or NULL
     Index("idx_page_verifications_state", "state"),
 )

@@ -451,6 +451,18 @@ class FeedbackStore:
         with self.transaction() as conn:
             verifications.release_ask(conn, doc_id, asked_at=asked_at, previous=previous)
 
+    def record_verification_messages(self, doc_id: str, *, asked_at: str, posted: list[tuple[str, str]]) -> bool:
+        """Keep the ``(channel, ts)`` of the messages sent for the ask made at ``asked_at`` (each group member's
+        DM, or the reminders), so an answer can update every copy; False when the page was asked again since
+        (`feedback.verifications.add_posted`).
+
+        Raises:
+            InvalidRecord: an empty channel or ts.
+            StoreUnavailable: the database failed.
+        """
+        with self.transaction() as conn:
+            return verifications.add_posted(conn, doc_id, asked_at=asked_at, posted=posted)
+
     def claim_verification_reminder(self, doc_id: str, *, asked_at: str, now: datetime) -> bool:
         """True when this call sends the one reminder of the ask made at ``asked_at``."""
         with self.transaction() as conn:
