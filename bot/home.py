@@ -133,9 +133,8 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     documents = await loop.run_in_executor(executor, _documents, kb)
     defaults = {s.name: s.owner for s in settings.sources if s.owner}
     owners = {_owner(doc, defaults) for doc in documents.values()} - {""}
-    members = groups if groups is not None else GroupMembers()
-    groups = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
-    ids = {user} | await member_groups(client, user, groups, members=members)
+    group_ids = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
+    ids = {user} | await member_groups(client, user, group_ids, members=groups)
     facts = await loop.run_in_executor(executor, functools.partial(
         gather, kb, store, settings, documents, ids, now=datetime.now(timezone.utc)))
     try:
