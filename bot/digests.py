@@ -180,7 +180,7 @@ class SlackNotifier:
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             log.error("slack.post_failed", channel=channel, error=repr(exc))
             return Delivery(channel, error="network_error")
-        return Delivery(channel, ts=response.get("ts"))
+        return Delivery(channel, ts=response.get("ts"), posted_in=response.get("channel") or channel)
 
     async def _upload_chart(self, channel: str, png: bytes, digest: Digest, *, thread_ts: str | None) -> None:
         day = digest.window_end.strftime("%Y-%m-%d")

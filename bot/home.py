@@ -6,6 +6,10 @@ collection's ``owner``; `jobs.owners.owner_of`) also sees `owner_section`: the o
 their pages. A ``slack.admins`` member (or a member of an admin group) also sees `admin_section`: the week's key
 figures (`jobs.key_figures`).
 
+The view speaks the user's language (`home_language`): the one most of their latest questions were asked in
+(`FeedbackStore.recent_languages`), else English. Slack's own locale of the user is not consulted: reading it
+(``users.info`` with ``include_locale``) needs the ``users:read`` scope, which ``manifest.yml`` does not ask for.
+
 The view is built by small pure builders from what `gather` read off the event loop; `fit_view` keeps it within
 Block Kit's limits (https://api.slack.com/reference/block-kit/blocks: at most 100 blocks in a Home view, at
 most 3000 characters in a section's text, 2000 in a field). Whatever fails to load is left out: the Home tab
@@ -16,17 +20,20 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import escape, slack_link, slack_reference, truncate
 from config import ChannelConfig, Settings, expert_target
-from knowledge.messages import message
+from knowledge.messages import DEFAULT_LANGUAGE, message, normalise_language
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +48,16 @@ MAX_OWNER_ITEMS = 20
 #: User groups asked for their members per Home opening (one ``usergroups.users.list`` call each): a bound, so a
 #: config naming hundreds of groups cannot make a Home tab take seconds.
 MAX_GROUPS_CHECKED = 30
+#: Seconds App Home trusts a user group's member list before asking Slack again (`GroupMembers`). Without it every
+#: Home opening calls ``usergroups.users.list`` once per owner or admin group, and Slack allows that method about
+#: 20 calls a minute per workspace (Tier 2, https://api.slack.com/methods/usergroups.users.list): a handful of
+#: people opening the tab at once, with a few owning groups configured, would be rate limited. Membership
+#: changes rarely, and five minutes is how long someone just added to an owning group waits for their part.
+GROUP_MEMBERS_TTL_S = 300.0
+#: A user's latest questions the Home tab's language is taken from (`home_language`): a few rather than one, so
+#: a single short question read as English ("VPN?", a code) among Korean ones does not switch the tab, while
+#: someone who changed language is followed after three questions.
+LANGUAGE_SAMPLE = 5
 
 
 @dataclass
@@ -65,21 +82,59 @@ class HomeFacts:
     open_reviews: int = 0
 
 
+class GroupMembers:
+    """User group id (S…) → its members' user ids, as ``usergroups.users.list`` answered less than ``ttl``
+    seconds ago. The app keeps one (`bot.replies.Responder`), so opening App Home again within the TTL asks Slack
+    nothing; each replica has its own.
+
+    A group Slack does not list (``no_such_subteam``, ``missing_scope``, a network error) is not kept: the next
+    opening asks again rather than hiding an owner's part for the whole TTL after one failure.
+    """
+
+    def __init__(self, ttl: float = GROUP_MEMBERS_TTL_S, clock: Callable[[], float] = time.monotonic):
+        self.ttl = ttl
+        self._clock = clock
+        self._members: dict[str, tuple[float, frozenset[str]]] = {}  # group → (when Slack answered, members)
+
+    async def members(self, client: AsyncWebClient, group: str) -> frozenset[str] | None:
+        """The members of ``group``, from Slack when not known or older than ``ttl``; None (logged as
+        ``slack.home_group_failed``) when Slack does not answer for it. Never raises for a Slack error."""
+        now = self._clock()
+        known = self._members.get(group)
+        if known is not None and now - known[0] < self.ttl:
+            return known[1]
+        try:
+            response = await client.usergroups_users_list(usergroup=group)
+        except SlackApiError as exc:
+            log.warning("slack.home_group_failed", group=group, error=exc.response.get("error"))
+            return None
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.warning("slack.home_group_failed", group=group, error=repr(exc))
+            return None
+        members = frozenset(response.get("users") or [])
+        self._members[group] = (now, members)
+        return members
+
+
 async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings: Settings,
-                       executor: ThreadPoolExecutor, language: str = "en") -> None:
+                       executor: ThreadPoolExecutor, language: str | None = None,
+                       groups: GroupMembers | None = None) -> None:
     """Builds and publishes ``user``'s Home view; a Slack error is logged (``slack.home_failed``), never raised.
 
     Args:
         kb: the `knowledge.KnowledgeBase` (its live index is read for the size and the pages' owners).
-        store: the feedback store (findings, review items, figures).
-        language: of the labels; the Home tab has no question to take one from.
+        store: the feedback store (findings, review items, figures, the user's question languages).
+        language: of the labels; None (the default) takes the user's (`user_language`).
+        groups: the app's cache of user groups' members; None asks Slack afresh (a cache for this call only).
     """
     loop = asyncio.get_running_loop()
+    if language is None:
+        language = await loop.run_in_executor(executor, user_language, store, user)
     documents = await loop.run_in_executor(executor, _documents, kb)
     defaults = {s.name: s.owner for s in settings.sources if s.owner}
     owners = {_owner(doc, defaults) for doc in documents.values()} - {""}
-    groups = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
-    ids = {user} | await member_groups(client, user, groups)
+    group_ids = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
+    ids = {user} | await member_groups(client, user, group_ids, members=groups)
     facts = await loop.run_in_executor(executor, functools.partial(
         gather, kb, store, settings, documents, ids, now=datetime.now(timezone.utc)))
     try:
@@ -90,23 +145,42 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     try:
         await client.views_publish(user_id=user, view={"type": "home", "blocks": blocks})
         log.info("slack.home_published", user=user, owner=facts.owner, admin=facts.figures is not None,
-                 blocks=len(blocks))
+                 blocks=len(blocks), language=language)
     except SlackApiError as exc:
         log.warning("slack.home_failed", error=exc.response.get("error"))
 
 
-async def member_groups(client: AsyncWebClient, user: str, groups: set[str]) -> set[str]:
+def user_language(store, user: str) -> str:
+    """The language ``user``'s Home tab speaks: `home_language` of their last `LANGUAGE_SAMPLE` questions
+    (`FeedbackStore.recent_languages`). English when they never asked, or when the store cannot be read (logged
+    as ``slack.home_language_failed``: the tab must still open). Runs in an executor thread."""
+    try:
+        return home_language(store.recent_languages(user, LANGUAGE_SAMPLE))
+    except Exception:
+        log.exception("slack.home_language_failed", user=user)
+        return DEFAULT_LANGUAGE
+
+
+def home_language(languages: list[str]) -> str:
+    """The language most of ``languages`` (a user's latest questions' languages, newest first) are in, a tie
+    going to the one used most recently; codes without a catalogue count as English. English for []."""
+    if not languages:
+        return DEFAULT_LANGUAGE
+    codes = [normalise_language(code) for code in languages]
+    # max keeps the first of equal keys, and codes[0] is the newest, so a tie goes to the most recent
+    return max(dict.fromkeys(codes), key=codes.count)
+
+
+async def member_groups(client: AsyncWebClient, user: str, groups: set[str], *,
+                        members: GroupMembers | None = None) -> set[str]:
     """The user groups among ``groups`` (S… ids) that ``user`` is in (``usergroups.users.list``, needs
-    ``usergroups:read``); a group Slack does not answer for is left out and logged (``slack.home_group_failed``).
-    At most `MAX_GROUPS_CHECKED` groups are asked, in id order."""
+    ``usergroups:read``, through ``members``, the app's `GroupMembers`: each group asked at most once per
+    `GROUP_MEMBERS_TTL_S`); a group Slack does not answer for is left out and logged (``slack.home_group_failed``).
+    At most `MAX_GROUPS_CHECKED` groups are looked at, in id order."""
+    members = members if members is not None else GroupMembers()
     found = set()
     for group in sorted(groups)[:MAX_GROUPS_CHECKED]:
-        try:
-            response = await client.usergroups_users_list(usergroup=group)
-        except SlackApiError as exc:
-            log.warning("slack.home_group_failed", group=group, error=exc.response.get("error"))
-            continue
-        if user in (response.get("users") or []):
+        if user in (await members.members(client, group) or ()):
             found.add(group)
     return found
 

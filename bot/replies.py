@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.blocks import answer_blocks, fallback_text
 from bot.channels import channel_filter, language_is_clear, reply_language
 from bot.experts import ExpertDesk
+from bot.home import GroupMembers
 from bot.records import record_answer
 from bot.slack_text import has_words, normalise_question
 from config import ChannelConfig, Settings
@@ -65,6 +66,7 @@ class Responder:
         # The generator's API key: a secret, so read here at the edge (config names the variable only).
         self.generator_key = os.environ.get(generator.api_key_env) if generator and generator.api_key_env else None
         self.experts = ExpertDesk(kb, store, settings, executor)  # "Ask an expert" and kept answers (issue 25)
+        self.home_groups = GroupMembers()  # user groups' members for App Home, kept a few minutes
 
     async def answer_in_thread(self, client: AsyncWebClient, event: dict, *, question: str, is_dm: bool) -> None:
         """Answer a mention or DM with one threaded reply (``thread_ts`` = the thread or the message); in a
@@ -121,7 +123,7 @@ class Responder:
         from bot.home import publish_home
 
         await publish_home(client, user, kb=self.kb, store=self.store, settings=self.settings,
-                           executor=self.executor)
+                           executor=self.executor, groups=self.home_groups)
 
     def channel_settings(self, channel: str | None, is_dm: bool = False) -> ChannelConfig:
         """The settings of ``channel`` (`config.Settings.channel`); the defaults in a DM, whatever its id, and for

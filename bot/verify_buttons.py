@@ -6,6 +6,11 @@
 - "Not mine": the page is handed over; the alert channel (``routing.alert_channel``, naming ``slack.admins``)
   is told it needs an owner, or each admin directly when no alert channel is set.
 
+Whichever the answer, every copy of the ask changes, not only the clicked one: each member of an owner group got
+the DM (and maybe its reminder), and the job stored where (``posted`` of the page's row,
+`FeedbackStore.record_verification_messages`), so the others see it is done and by whom, and have no buttons left
+to click. An ask sent before those were stored changes only the clicked copy.
+
 Only the page's owner (a user id, or a member of the owner user group, read with ``usergroups.users.list``),
 the owner who was asked, or a member of ``slack.admins`` may answer; anyone else gets a private "only the
 owner…" and nothing changes. Each answer is one conditional update of the ask the button carries
@@ -19,6 +24,7 @@ import asyncio
 from concurrent.futures import Executor
 from datetime import datetime, timedelta, timezone
 
+import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -97,7 +103,7 @@ async def handle_verify_button(store, executor: Executor | None, client: AsyncWe
     key = {"verified": "verification.verified", "needs_update": "verification.needs_update"}.get(
         state, "verification.handed_over")
     updated = answered_message(key, language, title=title, user=user, date=until)
-    await _update_dm(client, body, updated)
+    await _update_copies(client, body, updated, rows[doc_id].get("posted") or [])
     return updated.text
 
 
@@ -119,16 +125,20 @@ async def _announce_handover(client: AsyncWebClient, admins: list[str], channel:
             log.error("verification.handover_post_failed", channel=target, error=exc.response.get("error"))
 
 
-async def _update_dm(client: AsyncWebClient, body: dict, updated) -> None:
-    """Replace the clicked message by ``updated`` (its buttons go)."""
+async def _update_copies(client: AsyncWebClient, body: dict, updated, posted: list) -> None:
+    """Replace the clicked message and every other stored copy of the ask (``posted``: ``[channel, ts]`` pairs,
+    the DM channel as Slack named it) by ``updated``; their buttons go. The clicked one first, each once. A copy
+    Slack will not update (deleted, ``message_not_found``) is logged and the rest still are."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     ts = (body.get("message") or {}).get("ts") or (body.get("container") or {}).get("message_ts")
-    if not (channel and ts):
-        return
-    try:
-        await client.chat_update(channel=channel, ts=ts, text=updated.text, blocks=updated.blocks)
-    except SlackApiError as exc:
-        log.warning("verification.update_failed", error=exc.response.get("error"))
+    copies = ([(channel, ts)] if channel and ts else []) + [(str(c), str(t)) for c, t in posted]
+    for channel, ts in dict.fromkeys(copies):
+        try:
+            await client.chat_update(channel=channel, ts=ts, text=updated.text, blocks=updated.blocks)
+        except SlackApiError as exc:
+            log.warning("verification.update_failed", channel=channel, error=exc.response.get("error"))
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            log.warning("verification.update_failed", channel=channel, error=repr(exc))
 
 
 async def _tell(client: AsyncWebClient, body: dict, user: str, text: str) -> str:

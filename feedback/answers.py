@@ -172,6 +172,19 @@ def fetch_thread(conn: Connection, channel: str, thread_ts: str) -> list[dict[st
     return [{**row, "refused": bool(row["refused"])} for row in found]
 
 
+def fetch_recent_languages(conn: Connection, user_id: str, limit: int) -> list[str]:
+    """The languages of ``user_id``'s last ``limit`` questions, newest first (``"en"``, ``"ko"``, ``"ja"``, as
+    `record_answer` stored them); [] for someone who never asked or whose rows retention anonymised. Read
+    through ``idx_answers_user``, so an App Home opening does not scan the whole table."""
+    found = rows(
+        conn,
+        "SELECT language FROM answers WHERE user_id = :user_id ORDER BY created_at DESC, answer_id DESC "
+        "LIMIT :limit",
+        user_id=user_id, limit=limit,
+    )
+    return [row["language"] for row in found]
+
+
 def count_hallucinations(
     conn: Connection, *, by: str = "doc", since: str | None = None, until: str | None = None
 ) -> dict[str, int]:

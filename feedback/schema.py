@@ -68,6 +68,7 @@ answers = Table(
     # Covering index for the monitoring jobs' window aggregates (issue 4).
     Index("idx_answers_window", "created_at", "answer_id", "refused", "top_score", "language"),
     Index("idx_answers_thread", "channel", "thread_ts", "created_at"),
+    Index("idx_answers_user", "user_id", "created_at"),  # a person's latest questions (App Home's language)
     Index("idx_answers_hallucinated", "created_at",
           sqlite_where=text("hallucination_flag = 1"), postgresql_where=text("hallucination_flag = 1")),
 )
@@ -399,5 +400,6 @@ page_verifications = Table(
     Column("verified_until", Text),                    # when the page falls due again
     Column("answered_by", Text),                       # who gave the last answer of any kind
     Column("answered_at", Text),
+    Column("posted", Text),                            # JSON [[channel, ts]] of this ask's DMs, or NULL
     Index("idx_page_verifications_state", "state"),
 )

@@ -32,6 +32,7 @@ from feedback.answers import (
     build_answer_row,
     count_hallucinations,
     fetch_answer,
+    fetch_recent_languages,
     fetch_thread,
     fetch_unanswered,
     insert_answer,
@@ -247,6 +248,19 @@ class FeedbackStore:
         with self.snapshot() as conn:
             return fetch_thread(conn, channel, thread_ts)
 
+    def recent_languages(self, user_id: str, limit: int = 5) -> list[str]:
+        """The languages of ``user_id``'s last ``limit`` questions, newest first; [] for someone who never asked
+        (see `feedback.answers.fetch_recent_languages`). App Home frames its labels in them.
+
+        Raises:
+            InvalidRecord: an empty ``user_id`` or a ``limit`` below 1.
+            StoreUnavailable: the database failed.
+        """
+        if not user_id or limit < 1:
+            raise InvalidRecord(f"recent_languages needs a user id and a limit >= 1; got {user_id!r}, {limit!r}")
+        with self.snapshot() as conn:
+            return fetch_recent_languages(conn, user_id, limit)
+
     def get_answer(self, answer_id: str) -> dict[str, Any] | None:
         """Returns the stored answer, JSON columns decoded, or None (see `feedback.answers.fetch_answer`).
 
@@ -436,6 +450,18 @@ class FeedbackStore:
         """Undo an ask whose message was not delivered (`feedback.verifications.release_ask`)."""
         with self.transaction() as conn:
             verifications.release_ask(conn, doc_id, asked_at=asked_at, previous=previous)
+
+    def record_verification_messages(self, doc_id: str, *, asked_at: str, posted: list[tuple[str, str]]) -> bool:
+        """Keep the ``(channel, ts)`` of the messages sent for the ask made at ``asked_at`` (each group member's
+        DM, or the reminders), so an answer can update every copy; False when the page was asked again since
+        (`feedback.verifications.add_posted`).
+
+        Raises:
+            InvalidRecord: an empty channel or ts.
+            StoreUnavailable: the database failed.
+        """
+        with self.transaction() as conn:
+            return verifications.add_posted(conn, doc_id, asked_at=asked_at, posted=posted)
 
     def claim_verification_reminder(self, doc_id: str, *, asked_at: str, now: datetime) -> bool:
         """True when this call sends the one reminder of the ask made at ``asked_at``."""

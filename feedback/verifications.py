@@ -5,9 +5,12 @@ One row per page, created the first time its owner is asked. A row is::
 
     {"doc_id": str, "owner": str, "state": "due" | "verified" | "needs_update" | "handed_over",
      "asked_at": str, "reminded_at": str | None, "verified_by": str | None, "verified_at": str | None,
-     "verified_until": str | None, "answered_by": str | None, "answered_at": str | None}
+     "verified_until": str | None, "answered_by": str | None, "answered_at": str | None,
+     "posted": [[channel, ts], ...]}
 
 with the times as stored (UTC ISO-8601 text of one width, `feedback._time.utc_iso`, so they compare as text).
+``posted`` lists the Slack messages of the current ask (each group member's DM, then its reminder; `add_posted`),
+so an answer can change every copy; [] for an ask made before it was kept, and a new ask starts it afresh.
 
 Every change is one conditional statement, so two replicas (or a double click) change a row once: an ask is
 claimed only while the row was not asked since the page fell due (`claim_ask`), a reminder only while none
@@ -17,6 +20,7 @@ its state allows it (`answer`). `jobs.verification` decides what is due; nothing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -25,7 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from feedback._time import utc_iso
-from feedback.db import rows, run
+from feedback.db import is_postgres, rows, run
 from feedback.errors import InvalidRecord
 
 STATES = ("due", "verified", "needs_update", "handed_over")
@@ -39,7 +43,7 @@ ANSWERABLE_FROM = {"verified": ("due", "needs_update"), "needs_update": ("due",)
 _CLAIM_ASK = sa.text(
     "INSERT INTO page_verifications (doc_id, owner, state, asked_at) VALUES (:doc_id, :owner, 'due', :at) "
     "ON CONFLICT (doc_id) DO UPDATE SET owner = excluded.owner, state = 'due', asked_at = excluded.asked_at, "
-    "reminded_at = NULL "
+    "reminded_at = NULL, posted = NULL "
     "WHERE page_verifications.asked_at < :due_at "
     "OR (page_verifications.state = 'handed_over' AND page_verifications.owner <> excluded.owner)")
 
@@ -53,7 +57,7 @@ def fetch(conn: Connection, doc_ids: Iterable[str] | None = None) -> dict[str, d
         if not wanted:
             return {}
         found = rows(conn, "SELECT * FROM page_verifications WHERE doc_id IN :ids", ids=wanted)
-    return {r["doc_id"]: r for r in found}
+    return {r["doc_id"]: {**r, "posted": json.loads(r["posted"]) if r["posted"] else []} for r in found}
 
 
 def claim_ask(conn: Connection, doc_id: str, owner: str, *, due_at: datetime, at: datetime) -> bool:
@@ -80,9 +84,43 @@ def release_ask(conn: Connection, doc_id: str, *, asked_at: str, previous: dict[
             doc_id=doc_id, asked_at=asked_at)
         return
     run(conn, "UPDATE page_verifications SET owner = :owner, state = :state, asked_at = :old_asked, "
-              "reminded_at = :reminded_at WHERE doc_id = :doc_id AND asked_at = :asked_at",
+              "reminded_at = :reminded_at, posted = :posted WHERE doc_id = :doc_id AND asked_at = :asked_at",
         owner=previous["owner"], state=previous["state"], old_asked=previous["asked_at"],
-        reminded_at=previous["reminded_at"], doc_id=doc_id, asked_at=asked_at)
+        reminded_at=previous["reminded_at"], posted=_posted_json(previous.get("posted") or []), doc_id=doc_id,
+        asked_at=asked_at)
+
+
+def add_posted(conn: Connection, doc_id: str, *, asked_at: str, posted: Iterable[tuple[str, str]]) -> bool:
+    """Add ``posted``, the ``(channel, ts)`` of messages just sent for the ask made at ``asked_at`` (the DM
+    channel as Slack's answer names it, since ``chat.update`` needs it), to the row's ``posted`` list.
+
+    Returns:
+        True when added; False when the page was asked again since (the messages belong to an ask that is gone)
+        or has no row.
+
+    Raises:
+        InvalidRecord: a channel or ts that is empty.
+    """
+    new = [[str(channel), str(ts)] for channel, ts in posted]
+    if any(not channel or not ts for channel, ts in new):
+        raise InvalidRecord(f"a posted message needs a channel and a ts; got {new!r}")
+    # read, then write: the row is locked for the transaction (BEGIN IMMEDIATE on SQLite, FOR UPDATE on
+    # PostgreSQL), so two writers adding to one ask at once (two replicas' runs) both keep their messages
+    lock = " FOR UPDATE" if is_postgres(conn) else ""
+    found = rows(conn, f"SELECT posted FROM page_verifications WHERE doc_id = :doc_id AND asked_at = :asked_at{lock}",
+                 doc_id=doc_id, asked_at=asked_at)
+    if not found:
+        return False
+    kept = json.loads(found[0]["posted"]) if found[0]["posted"] else []
+    kept += [p for p in new if p not in kept]
+    run(conn, "UPDATE page_verifications SET posted = :posted WHERE doc_id = :doc_id AND asked_at = :asked_at",
+        posted=_posted_json(kept), doc_id=doc_id, asked_at=asked_at)
+    return True
+
+
+def _posted_json(posted: list) -> str | None:
+    """``posted`` as stored: JSON text, or NULL for none."""
+    return json.dumps([list(p) for p in posted]) if posted else None
 
 
 def claim_reminder(conn: Connection, doc_id: str, *, asked_at: str, at: datetime) -> bool:

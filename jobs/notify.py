@@ -36,12 +36,14 @@ class Undelivered(Exception):
 @dataclass(frozen=True)
 class Delivery:
     """The result of one post: ``ts`` of the (main) message, or the Slack ``error`` code; ``fingerprints``
-    names the alerts the post carried (for batched alert posts)."""
+    names the alerts the post carried (for batched alert posts); ``posted_in`` the conversation Slack says it
+    posted in: for a post to a user id, the DM's own id (D…), which ``chat.update`` needs (None: not known)."""
 
     channel: str
     ts: str | None = None
     error: str | None = None
     fingerprints: tuple[str, ...] = ()
+    posted_in: str | None = None
 
     @property
     def ok(self) -> bool:

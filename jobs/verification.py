@@ -12,7 +12,8 @@ never verified is therefore due one interval after it was (last) indexed.
 **Asked once.** The job asks each due page's owner (`jobs.owners.owner_of`: front matter ``owner``, else the
 source's; a user group's members each get the message) once per due date: `feedback.verifications.claim_ask`
 records the ask before the message is sent, so a second run or a second replica asks nobody again; a message
-that fails is undone and tried on the next run. An ask not answered after ``verification.remind_after_days``
+that fails is undone and tried on the next run. Where each message went is stored with the ask
+(`FeedbackStore.record_verification_messages`), so the first answer changes every member's copy. An ask not answered after ``verification.remind_after_days``
 is reminded once. "Needs an update" and "Not mine" leave the page overdue until it is edited, verified, or
 handed to another owner (who is then asked).
 
@@ -302,6 +303,7 @@ async def _ask(store, notifier, doc: dict, previous: dict | None, owner: str, in
     if deliveries and any(d.ok for d in deliveries):
         result.asked.append(doc_id)
         log.info("verification.asked", doc_id=doc_id, owner=owner, due_at=due.isoformat())
+        await _keep_messages(store, doc_id, asked_at, deliveries)
     else:
         await asyncio.to_thread(store.release_verification_ask, doc_id, asked_at=asked_at, previous=previous)
         result.failed.append(doc_id)
@@ -319,9 +321,23 @@ async def _remind(store, notifier, doc: dict, row: dict, interval: int, signals:
     if deliveries and any(d.ok for d in deliveries):
         result.reminded.append(doc_id)
         log.info("verification.reminded", doc_id=doc_id, owner=row["owner"])
+        await _keep_messages(store, doc_id, row["asked_at"], deliveries)
     else:
         await asyncio.to_thread(store.release_verification_reminder, doc_id, asked_at=row["asked_at"])
         result.failed.append(doc_id)
+
+
+async def _keep_messages(store, doc_id: str, asked_at: str, deliveries: list) -> None:
+    """Store where the ask's messages went (`FeedbackStore.record_verification_messages`), so the first answer
+    updates every group member's copy. A failure is logged, never raised: the messages were sent, and without
+    the record only the clicked copy changes."""
+    posted = [(d.posted_in or d.channel, d.ts) for d in deliveries if d.ok and d.ts]
+    if not posted:
+        return
+    try:
+        await asyncio.to_thread(store.record_verification_messages, doc_id, asked_at=asked_at, posted=posted)
+    except Exception:
+        log.exception("verification.messages_not_kept", doc_id=doc_id)
 
 
 def _message_of(doc: dict, owner: str, interval: int, due: datetime, asked_at: str, signals: PageSignals, *,

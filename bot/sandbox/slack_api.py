@@ -67,7 +67,8 @@ class FakeSlack(LocalServer):
 
     Attributes:
         calls: every request received, oldest first; each ``{"method": str, "body": dict,
-            "headers": dict, "path": str}``. ``method`` is the API method (``"chat.postMessage"``),
+            "headers": dict, "path": str}``, and for a Web API method also ``"response"``: the JSON answered
+            (e.g. a posted message's ``ts``). ``method`` is the API method (``"chat.postMessage"``),
             ``"response_url"`` or ``"file_upload"``; ``body`` merges query-string and body parameters
             (JSON values decoded, form values left as strings, so form-sent ``blocks`` is a JSON string);
             ``headers`` are the HTTP request headers (the token is in ``headers["Authorization"]``);
@@ -79,6 +80,9 @@ class FakeSlack(LocalServer):
             ``channel_not_found``.
         usergroups: ``usergroups.users.list`` per user group id (S…): its members' user ids; an unknown
             group answers ``no_such_subteam``.
+        dm_channels: user id → the DM channel id ``chat.postMessage`` to that user answers with (Slack opens
+            the DM and names it, e.g. ``"D0API1"``; ``chat.update`` then needs that id, not the user's). A user
+            not listed is answered with the channel as sent.
         url: base URL for ``AsyncWebClient(base_url=...)``, ending in ``"/api/"``; set by `start`.
         root: ``"http://127.0.0.1:<port>"``; set by `start`.
         socket: the Socket Mode side: envelopes to send, acks received, connections opened.
@@ -90,6 +94,7 @@ class FakeSlack(LocalServer):
         self.scopes = BOT_SCOPES
         self.channels: dict[str, dict[str, Any] | None] = {}
         self.usergroups: dict[str, list[str]] = {}
+        self.dm_channels: dict[str, str] = {}
         self._failures: dict[str, deque[_Failure]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
         # Slack ts values are "<unix seconds>.<6 digits>" and strictly increase within a channel.
@@ -184,15 +189,19 @@ class FakeSlack(LocalServer):
     async def _handle_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         body = await _read_params(request)
-        self._record(method, body, request)
+        call = self._record(method, body, request)
+        # no await from here on: the answer is recorded with its call before another request is read
         failure = self._pop_failure(method, body)
         if failure is not None:
+            call["response"] = json.loads(failure.text)
             return failure
         if "Authorization" not in request.headers and "token" not in body:
-            return web.json_response({"ok": False, "error": "not_authed"})
+            call["response"] = {"ok": False, "error": "not_authed"}
+            return web.json_response(call["response"])
         if method == "apps.connections.open":
-            return web.json_response(self._open_socket(request.headers.get("Authorization", "")))
-        response = self._answer(method, body)
+            call["response"] = self._open_socket(request.headers.get("Authorization", ""))
+            return web.json_response(call["response"])
+        response = call["response"] = self._answer(method, body)
         headers = {"x-oauth-scopes": self.scopes} if method == "auth.test" else None
         return web.json_response(response, headers=headers)
 
@@ -206,10 +215,10 @@ class FakeSlack(LocalServer):
         # Slack's upload endpoint answers in plain text; slack_sdk only checks the status.
         return self._pop_failure("file_upload") or web.Response(text=f"OK - {size}")
 
-    def _record(self, method: str, body: dict[str, Any], request: web.Request) -> None:
-        self.calls.append(
-            {"method": method, "body": body, "headers": dict(request.headers), "path": request.path}
-        )
+    def _record(self, method: str, body: dict[str, Any], request: web.Request) -> dict[str, Any]:
+        call = {"method": method, "body": body, "headers": dict(request.headers), "path": request.path}
+        self.calls.append(call)
+        return call
 
     def _pop_failure(self, method: str, body: dict[str, Any] | None = None) -> web.Response | None:
         queue = self._failures.get(method)
@@ -246,7 +255,8 @@ class FakeSlack(LocalServer):
             }
         if method == "chat.postMessage":
             ts = self._next_ts()
-            return {"ok": True, "channel": channel, "ts": ts, "message": self._message(body, ts)}
+            return {"ok": True, "channel": self.dm_channels.get(channel, channel), "ts": ts,
+                    "message": self._message(body, ts)}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._next_ts()}
         if method == "chat.update":

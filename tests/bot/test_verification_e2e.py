@@ -77,7 +77,8 @@ async def world(fake_slack, tmp_path: Path, sample_kb, settings) -> AsyncIterato
 
 
 def _dms(fake, doc_id: str = PAGE) -> list[dict]:
-    """The verification messages about ``doc_id``, in order."""
+    """The verification messages about ``doc_id``, in order: the posted body, its ``ts`` and ``posted_in`` (the
+    DM channel Slack answered with)."""
     found = []
     for call in fake.calls_to("chat.postMessage"):
         body = call["body"]
@@ -85,15 +86,17 @@ def _dms(fake, doc_id: str = PAGE) -> list[dict]:
         blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
         values = [e.get("value", "") for b in blocks if b.get("type") == "actions" for e in b.get("elements", [])]
         if any(v.startswith(f"{doc_id}|") for v in values):
-            found.append({**body, "blocks": blocks})
+            found.append({**body, "blocks": blocks, "ts": call["response"]["ts"],
+                          "posted_in": call["response"]["channel"]})
     return found
 
 
 async def _click(bot: Bot, dm: dict, action_id: str, user: str) -> None:
+    """``user`` clicks ``action_id`` on ``dm`` as Slack sends it: from the DM's channel, with the message's ts."""
     value = next(e["value"] for b in dm["blocks"] if b["type"] == "actions" for e in b["elements"]
                  if e["action_id"] == action_id)
-    payload = button_click(value, message=dm, message_ts="1700000009.000001", user=user, action_id=action_id,
-                           response_url=bot.fake.response_url("verify"))
+    payload = button_click(value, message={**dm, "channel": dm["posted_in"]}, message_ts=dm["ts"], user=user,
+                           action_id=action_id, response_url=bot.fake.response_url("verify"))
     assert await bot.post(urlencode({"payload": json.dumps(payload)}).encode()) == 200
 
 
@@ -122,13 +125,14 @@ async def test_the_owner_is_asked_once_and_still_correct_verifies_and_badges_the
     assert "Only the owner" in (await _ephemerals(fake, 1))[0]
     assert store.page_verifications([PAGE])[PAGE]["state"] == "due"
 
-    # the owner clicks twice: verified once, the DM updated once, the second click told so
+    # the owners click twice: verified once, each member's DM updated once, the second click told so
     await _click(bot, dms[0], VERIFY_OK_ACTION, user="U0API1")
-    updates = await fake.wait_for("chat.update", count=1)
-    assert "confirmed" in updates[0]["body"]["text"] and updates[0]["body"]["channel"] == dms[0]["channel"]
-    await _click(bot, dms[0], VERIFY_OK_ACTION, user="U0API2")
+    updates = await fake.wait_for("chat.update", count=2)
+    assert [(u["body"]["channel"], u["body"]["ts"]) for u in updates] == [(d["channel"], d["ts"]) for d in dms]
+    assert all("<@U0API1> confirmed" in u["body"]["text"] for u in updates)
+    await _click(bot, dms[1], VERIFY_OK_ACTION, user="U0API2")
     assert "already answered" in (await _ephemerals(fake, 2))[1]
-    assert len(fake.calls_to("chat.update")) == 1
+    assert len(fake.calls_to("chat.update")) == 2
     row = store.page_verifications([PAGE])[PAGE]
     assert (row["state"], row["verified_by"]) == ("verified", "U0API1")
     assert datetime.fromisoformat(row["verified_until"]) - datetime.fromisoformat(row["verified_at"]) == timedelta(days=90)
@@ -141,6 +145,33 @@ async def test_the_owner_is_asked_once_and_still_correct_verifies_and_badges_the
     lines = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
     assert any("rate-limits" in line.lower() or "rate limits" in line.lower() for line in lines), lines
     assert any("verified by <@U0API1> today" in line for line in lines), lines
+
+
+async def test_an_answer_changes_every_members_copy_and_its_reminder_in_their_dm_channels(world):
+    """Slack answers a post to a user with the DM's own channel id, and ``chat.update`` needs that id: the
+    copies are updated where Slack said they are, each once, all naming who answered, none keeping buttons."""
+    bot, runner, fake, store, clock = world["bot"], world["runner"], world["fake"], world["store"], world["clock"]
+    fake.dm_channels.update({"U0API1": "D0API1", "U0API2": "D0API2"})
+    await runner.run("verification")
+    clock[0] = NOW + timedelta(days=8)  # remind_after_days is 7: a reminder to each member, same ask
+    await runner.run("verification")
+    dms = _dms(fake)
+    assert [d["posted_in"] for d in dms] == ["D0API1", "D0API2", "D0API1", "D0API2"]
+    assert store.page_verifications([PAGE])[PAGE]["posted"] == [[d["posted_in"], d["ts"]] for d in dms]
+
+    await _click(bot, dms[3], VERIFY_UPDATE_ACTION, user="U0API2")  # on the reminder
+
+    updates = await fake.wait_for("chat.update", count=4)
+    assert [(u["body"]["channel"], u["body"]["ts"]) for u in updates] == [
+        (d["posted_in"], d["ts"]) for d in (dms[3], dms[0], dms[1], dms[2])]  # the clicked copy first
+    for update in updates:
+        blocks = update["body"]["blocks"]
+        blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+        assert "<@U0API2> said" in update["body"]["text"] and "needs an update" in update["body"]["text"]
+        assert not [b for b in blocks if b["type"] == "actions"]
+    await asyncio.sleep(0.2)
+    assert len(fake.calls_to("chat.update")) == 4
+    assert store.page_verifications([PAGE])[PAGE]["state"] == "needs_update"
 
 
 async def test_an_unanswered_ask_is_reminded_exactly_once(world):

@@ -35,6 +35,23 @@ async def test_post_message_is_recorded_and_answered_like_slack(fake_slack: Fake
     assert call["headers"]["Authorization"] == "Bearer xoxb-test"
 
 
+async def test_a_post_to_a_user_names_their_dm_channel_and_each_answer_is_recorded(fake_slack: FakeSlack) -> None:
+    fake_slack.dm_channels["U1"] = "D0U1"
+    fake_slack.fail_next("chat.postMessage", error="not_in_channel", when=lambda body: body["channel"] == "C9")
+    client = client_for(fake_slack)
+
+    dm = await client.chat_postMessage(channel="U1", text="hi")
+    other = await client.chat_postMessage(channel="U2", text="hi")
+    with pytest.raises(SlackApiError):
+        await client.chat_postMessage(channel="C9", text="hi")
+
+    assert (dm["channel"], other["channel"]) == ("D0U1", "U2")  # a user not listed is echoed
+    responses = [c["response"] for c in fake_slack.calls_to("chat.postMessage")]
+    assert [(r["ok"], r.get("channel"), r.get("ts")) for r in responses[:2]] == [
+        (True, "D0U1", dm["ts"]), (True, "U2", other["ts"])]
+    assert responses[2] == {"ok": False, "error": "not_in_channel"}
+
+
 async def test_auth_test_reports_the_bot_identity(fake_slack: FakeSlack) -> None:
     response = await client_for(fake_slack).auth_test()
     assert (response["user_id"], response["bot_id"], response["team_id"]) == ("UBOT", "BBOT", "T1")

@@ -43,6 +43,22 @@ def test_created_and_migrated_sqlite_stores_have_the_same_schema(tmp_path: Path)
     assert set(created) == set(METADATA.tables)
 
 
+def test_a_file_asked_to_verify_before_messages_were_kept_gets_the_column(tmp_path: Path) -> None:
+    from feedback.migrations import _page_verifications
+
+    old = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(old, isolation_level=None)
+    db = sqlite_utils.Database(conn)
+    apply_migrations(db, MIGRATIONS[:MIGRATIONS.index(_page_verifications) + 1])
+    db.execute("ALTER TABLE page_verifications DROP COLUMN posted")  # as that migration made the table then
+    db.execute("INSERT INTO page_verifications (doc_id, owner, state, asked_at) "
+               "VALUES ('a:x.md', 'U1', 'due', '2026-01-01T00:00:00.000000+00:00')")
+    conn.close()
+    with FeedbackStore.open(old) as store:
+        assert store.page_verifications()["a:x.md"]["posted"] == []
+    assert shape(old) == shape(tmp_path / "new.sqlite")
+
+
 def test_postgresql_store_has_the_same_tables_columns_and_indexes(tmp_path: Path, postgres_url: str) -> None:
     sqlite, postgres = shape(tmp_path / "new.sqlite"), shape(postgres_url)
     assert set(postgres) == set(sqlite)
@@ -62,6 +78,8 @@ def test_a_postgresql_store_made_by_an_older_minerva_gets_what_it_lacks(tmp_path
         conn.execute(sa.text("ALTER TABLE citations DROP COLUMN answering"))
         conn.execute(sa.text("ALTER TABLE answers DROP COLUMN delivered"))
         conn.execute(sa.text("DROP TABLE reply_retries"))
+        conn.execute(sa.text("DROP INDEX idx_answers_user"))  # version 13's index
+        conn.execute(sa.text("ALTER TABLE page_verifications DROP COLUMN posted"))  # version 14's column
         conn.execute(sa.text("DELETE FROM schema_migrations WHERE version > 8"))
     engine.dispose()
 
@@ -72,3 +90,4 @@ def test_a_postgresql_store_made_by_an_older_minerva_gets_what_it_lacks(tmp_path
     assert tuple(citation) == ("a:x.md", 1) and versions == len(MIGRATIONS)
     upgraded, created = shape(postgres_url), shape(tmp_path / "new.sqlite")
     assert set(upgraded) == set(created) and all(upgraded[t]["columns"] == created[t]["columns"] for t in created)
+    assert all(upgraded[t]["indexes"] == created[t]["indexes"] for t in created)

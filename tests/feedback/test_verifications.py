@@ -78,3 +78,26 @@ def test_one_reminder_per_ask_and_failed_messages_undone(store):
     assert store.claim_verification_ask(DOC, "U0OWNER", due_at=later, now=later + timedelta(days=1))
     store.release_verification_ask(DOC, asked_at=store.page_verifications()[DOC]["asked_at"], previous=before)
     assert store.page_verifications()[DOC] == before
+
+
+def test_the_messages_of_an_ask_are_kept_until_it_is_asked_again(store):
+    assert store.page_verifications() == {}
+    store.claim_verification_ask(DOC, "S0APITEAM", due_at=NOW, now=NOW)
+    asked = store.page_verifications()[DOC]["asked_at"]
+    assert store.page_verifications()[DOC]["posted"] == []
+    assert store.record_verification_messages(DOC, asked_at=asked, posted=[("D1", "1.000001"), ("D2", "1.000002")])
+    # the reminder's copies are added; one stored twice is kept once
+    assert store.record_verification_messages(DOC, asked_at=asked, posted=[("D1", "9.000001"), ("D2", "1.000002")])
+    assert store.page_verifications()[DOC]["posted"] == [["D1", "1.000001"], ["D2", "1.000002"], ["D1", "9.000001"]]
+    assert not store.record_verification_messages(DOC, asked_at="2020-01-01T00:00:00.000000+00:00",
+                                                  posted=[("D3", "2.0")])  # an ask that is not the row's
+    assert not store.record_verification_messages("api:none.md", asked_at=asked, posted=[("D3", "2.0")])
+    with pytest.raises(InvalidRecord):
+        store.record_verification_messages(DOC, asked_at=asked, posted=[("D3", "")])
+    # a failed new ask gives the old one back with its messages; a new ask starts with none
+    before = store.page_verifications()[DOC]
+    later = NOW + timedelta(days=40)
+    assert store.claim_verification_ask(DOC, "S0APITEAM", due_at=later, now=later)
+    assert store.page_verifications()[DOC]["posted"] == []
+    store.release_verification_ask(DOC, asked_at=store.page_verifications()[DOC]["asked_at"], previous=before)
+    assert store.page_verifications()[DOC] == before
