@@ -1,7 +1,8 @@
 """Exceptions raised by the feedback store.
 
-Every exception leaving `feedback` derives from `FeedbackError`; sqlite3 errors are translated where the
-store touches SQLite and chained with ``from``, so callers never need to import sqlite3::
+Every exception leaving `feedback` derives from `FeedbackError` (a `config.errors.MinervaError`); sqlite3
+errors are translated where the store touches SQLite and chained with ``from``, so callers never need to
+import sqlite3::
 
     FeedbackError
      ├── UnknownAnswer        a vote names an answer id that was never recorded (also a LookupError)
@@ -15,8 +16,10 @@ User-facing wording belongs to the caller (the Slack listener or the CLI); the m
 
 from __future__ import annotations
 
+from config.errors import MinervaError
 
-class FeedbackError(Exception):
+
+class FeedbackError(MinervaError):
     """Base class of every error raised by the `feedback` package."""
 
 
