@@ -12,6 +12,7 @@ import sqlite3::
      └── StoreUnavailable     SQLite could not open, read or write the file (locked, unreadable, disk full)
 
 User-facing wording belongs to the caller (the Slack listener or the CLI); the messages here are for logs.
+`StoreUnavailable.hint` says what to check, printed under the CLI's one-line error and by `minerva doctor`.
 """
 
 from __future__ import annotations
@@ -73,3 +74,7 @@ class SchemaTooNew(FeedbackError):
 
 class StoreUnavailable(FeedbackError):
     """SQLite failed: the file could not be opened, stayed locked past the busy timeout, or a write failed."""
+
+    # the store is reached through a setting the code that fails never sees: say which one to check
+    hint = ("check MINERVA_DATABASE_URL (or database.url in the config): the server must be reachable and the "
+            "user allowed to connect")
