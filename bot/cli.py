@@ -1,7 +1,8 @@
 """The `minerva` command line: thin commands over `knowledge`, `feedback` and `jobs` (DESIGN.md "Interfaces").
 
-Each command parses flags, calls one library function and prints; library errors become
-``Error: …`` with exit code 1.
+Each command parses flags, calls one library function and prints. A `config.MinervaError` from any command
+becomes ``Error: …`` with its exit code in one place (`MinervaGroup`); anything else is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # model hubs are never reachable; 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bot.logs import configure_logging, json_lines, say  # noqa: E402
-from config import ConfigError, Settings, SourceConfig, load_settings  # noqa: E402
+from config import ConfigError, MinervaError, Settings, SourceConfig, load_settings  # noqa: E402
 
 
 class Context:
@@ -81,6 +82,7 @@ def _warn_missing_history_scopes(settings, identity) -> None:
 
 
 def _fail(exc: Exception):
+    """A library error that is not a `MinervaError` (a ValueError of a malformed file, an OSError) as ``Error: …``."""
     raise click.ClickException(str(exc)) from exc
 
 
@@ -91,7 +93,21 @@ def _fail_json(exc: Exception, question: str | None = None):
     raise SystemExit(1) from exc
 
 
-@click.group()
+class MinervaGroup(click.Group):
+    """The `minerva` group: the one place a `MinervaError` becomes click's ``Error: <message>`` (then
+    ``  → <hint>``) with the error's exit code, whether the config, a command or a subcommand of a group
+    raised it. Other exceptions pass untouched: a bug shows its traceback and exits non-zero."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except MinervaError as exc:
+            error = click.ClickException(str(exc) + (f"\n  → {exc.hint}" if exc.hint else ""))
+            error.exit_code = exc.exit_code
+            raise error from exc
+
+
+@click.group(cls=MinervaGroup)
 @click.version_option(package_name="minerva", prog_name="minerva", message="%(prog)s %(version)s")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar="MINERVA_CONFIG",
               help="YAML config (default: the bundled sample knowledge base). Env: MINERVA_CONFIG.")
@@ -119,7 +135,7 @@ def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level
         settings = with_home_sources(settings, home)  # + folders recorded by `ingest FOLDER`
     except ConfigError as exc:
         if ctx.invoked_subcommand != "doctor":
-            _fail(exc)
+            raise
         ctx.obj = Context(None, Path(home))  # doctor reports the broken config as its first check
         ctx.obj.config_error = exc
         return
@@ -150,7 +166,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
     the tolerance keeps the old generation live. After the sync they run again and report convergence.
     """
     from jobs.gaps import run_gaps
-    from knowledge import GateRejected, KnowledgeError
+    from knowledge import GateRejected
     from knowledge.gaps import gap_query_set_for, judged_collections, live_index, make_gate, scope_queries
 
     from config.home_sources import home_sources_path, record_home_sources
@@ -161,14 +177,11 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
         # a folder that is already a source keeps its settings (url_base, versions, ...)
         sources = [known[s.name] if s.name in known and Path(known[s.name].path) == Path(s.path) else s
                    for s in sources]
-        try:
-            if not no_record:  # checked before syncing: a name clash is an error, not a surprise afterwards
-                _check_recordable(obj, sources)
-        except ConfigError as exc:
-            _fail(exc)
+        if not no_record:  # checked before syncing: a name clash is an error, not a surprise afterwards
+            _check_recordable(obj, sources)
     try:
         gap_set = gap_query_set_for(obj.settings)
-    except (KnowledgeError, ConfigError, OSError) as exc:
+    except OSError as exc:
         _fail(exc)
     gate = None if no_gate or not gap_set.queries else make_gate(
         obj.kb, gap_set.queries, gap_set.gate_tolerance, gap_set.gate_query_tolerance)
@@ -178,8 +191,6 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
         except GateRejected as exc:
             raise click.ClickException(f"{exc}. The previous generation is still live; fix the content or "
                                        "re-run with --no-gate to accept the drop.") from exc
-        except KnowledgeError as exc:
-            _fail(exc)
     recorded = []
     if sources and not no_record:
         recorded = record_home_sources(obj.home, obj.settings, sources)
@@ -278,13 +289,13 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
             click.echo("\n---\n")  # plain-text batch: where one answer ends and the next begins
         try:
             answer = obj.kb.ask(q)
-        except QuestionInvalid as exc:
-            if question is not None:
-                _fail_json(exc, q) if as_json else _fail(exc)
-            click.echo(json.dumps({"error": str(exc), "question": q[:200]}) if as_json else f"Error: {exc}")
-            continue
         except KnowledgeError as exc:
-            _fail_json(exc, q) if as_json else _fail(exc)
+            if isinstance(exc, QuestionInvalid) and question is None:  # one bad line of a batch: the others go on
+                click.echo(json.dumps({"error": str(exc), "question": q[:200]}) if as_json else f"Error: {exc}")
+                continue
+            if as_json:  # --json callers parse stdout, so the error is JSON there too
+                _fail_json(exc, q)
+            raise
         if obj.settings.generator is not None:
             answer = _generate(obj.settings.generator, answer)
         record_answer(obj.store, answer, source="cli")
@@ -326,14 +337,11 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
 
     --mode bm25 loads no model: passages carry their BM25 score only (score and cosine are null in JSON).
     """
-    from knowledge import KnowledgeError, validate_question
+    from knowledge import validate_question
 
-    try:
-        for query in queries:  # an empty query would list arbitrary passages (a long one may search: no answer)
-            validate_question(query, max(len(query), 1))
-        results = obj.kb.search(list(queries), top_k=top_k, mode=mode)
-    except KnowledgeError as exc:
-        _fail(exc)
+    for query in queries:  # an empty query would list arbitrary passages (a long one may search: no answer)
+        validate_question(query, max(len(query), 1))
+    results = obj.kb.search(list(queries), top_k=top_k, mode=mode)
     bm25_only = mode == "bm25"  # ranked by BM25 alone; no model loaded, so no cosine or calibrated score
     for query, passages in zip(queries, results):
         query = _shown_query(query)
@@ -387,13 +395,9 @@ def _shown_query(query: str) -> str:
 @click.pass_obj
 def docs(obj: Context, stage: str | None, expired: bool | None, collection: str | None, as_json: bool) -> None:
     """List indexed documents with stage (active/archived/deprecated), version, expiry and size."""
-    from knowledge import KnowledgeError
     from knowledge.catalog import list_documents
 
-    try:
-        rows = list_documents(obj.kb.index(), stage=stage, expired=expired, collection=collection)
-    except KnowledgeError as exc:
-        _fail(exc)
+    rows = list_documents(obj.kb.index(), stage=stage, expired=expired, collection=collection)
     for row in rows:
         if as_json:
             click.echo(json.dumps({k: row.get(k) for k in DOC_FIELDS}, ensure_ascii=False))
@@ -416,7 +420,6 @@ def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages
     """Evaluate a KB question set folder (questions.jsonl) with a progress bar; returns the results."""
     from tqdm import tqdm
 
-    from knowledge import KnowledgeError
     from knowledge.calibration import load_questions
     from knowledge.kbeval import evaluate
 
@@ -432,10 +435,7 @@ def _kb_questions(obj: Context, dataset: str, corpus_root: str | None, languages
     if languages:
         questions = [q for q in questions if q.get("lang", "en") in languages.split(",")]
     with tqdm(total=len(questions), desc="questions", unit="q", file=sys.stderr, disable=json_lines()) as bar:
-        try:
-            return evaluate(obj.kb, questions, root, progress=lambda: bar.update(1))
-        except KnowledgeError as exc:
-            _fail(exc)
+        return evaluate(obj.kb, questions, root, progress=lambda: bar.update(1))
 
 
 @cli.command("eval")
@@ -560,32 +560,23 @@ def serve(obj: Context, port: int, host: str) -> None:
     """
     import asyncio
 
-    from bot.slack_check import SlackCredentialError, check_credentials
+    from bot.slack_check import check_credentials
 
-    try:  # before the model and the index load: a wrong token fails within seconds, in one line
-        identity = check_credentials()
-    except SlackCredentialError as exc:
-        _fail(exc)
+    # before the model and the index load: a wrong token fails within seconds, in one line
+    identity = check_credentials()
     say(f"Slack: workspace {identity.team!r} as @{identity.user} ({identity.bot_id})", "serve.slack_identity",
         team=identity.team, user=identity.user, bot_id=identity.bot_id)
     _warn_missing_history_scopes(obj.settings, identity)
 
     import structlog
 
-    from bot.server import MissingSecret, SlackSecrets, create_app, run
-    from knowledge import KnowledgeError
+    from bot.server import SlackSecrets, create_app, run
 
-    try:
-        secrets = SlackSecrets.from_env()
-    except MissingSecret as exc:
-        _fail(exc)
+    secrets = SlackSecrets.from_env()
     os.environ.pop("SLACK_BOT_TOKEN", None)  # read once above; left set, Bolt warns that `token` is unused
     # requests from the workspace auth.test named are answered, others refused (unless slack.workspaces says otherwise)
     app = create_app(obj.settings, obj.home, secrets, kb=obj.kb, identity=identity)
-    try:
-        warmed = obj.kb.warm_up()  # before listening, so the first question does not wait ~13 s for the models
-    except KnowledgeError as exc:
-        _fail(exc)
+    warmed = obj.kb.warm_up()  # before listening, so the first question does not wait ~13 s for the models
     structlog.get_logger("minerva.serve").info("serve.warmed_up", **warmed)
     if warmed["index"] is None:  # serving anyway: questions get "not ready yet" until a generation is published
         from knowledge.index import index_root
@@ -632,16 +623,8 @@ register_all(cli)
 
 
 def main() -> None:
-    """Console-script entry point: a store that cannot be reached is one line and exit code 1, not a traceback."""
-    from feedback import StoreUnavailable
-
-    try:
-        cli(prog_name="minerva")
-    except StoreUnavailable as exc:
-        from bot.doctor import DATABASE_FIX
-
-        say(f"Error: {exc}\n  → {DATABASE_FIX}", "cli.message")
-        raise SystemExit(1) from None
+    """Console-script entry point (errors are mapped by `MinervaGroup`)."""
+    cli(prog_name="minerva")
 
 
 if __name__ == "__main__":

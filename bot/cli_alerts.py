@@ -7,7 +7,8 @@
     minerva jobs list | minerva jobs run NAME  the monitoring jobs; a run is recorded like a scheduled one
     minerva report [--out report.html] [--no-signals]   the weekly quality report as one HTML page
 
-Each command opens the store, calls one library function and prints; library errors become ``Error: …``.
+Each command opens the store, calls one library function and prints; a `config.MinervaError` becomes ``Error: …``
+(`bot.cli.MinervaGroup`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from pathlib import Path
 import click
 
 from bot.cli_monitoring import now_option
-from config import ConfigError
 
 
 def register(cli: click.Group) -> None:
@@ -37,10 +37,7 @@ def _now() -> datetime:
 def _alerts_config(obj):
     from config.alerts import alerts_config_for
 
-    try:
-        return alerts_config_for(obj.settings)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return alerts_config_for(obj.settings)
 
 
 def _when(moment: datetime | None) -> str:
@@ -89,12 +86,11 @@ def alerts_command(obj, show_all: bool, as_json: bool) -> None:
 @click.pass_obj
 def silence(obj, fingerprint: str, hours: float, comment: str) -> None:
     """Silence the alert FINGERPRINT (or a unique prefix of it) for --hours."""
-    from jobs.alerts import AlertingError
     from jobs.silences import add_silence
 
     try:
         made = add_silence(obj.store, fingerprint, hours=hours, by="cli", now=_now(), comment=comment)
-    except (AlertingError, ValueError) as exc:
+    except ValueError as exc:  # hours out of range (an unknown fingerprint is a MinervaError)
         raise click.ClickException(str(exc)) from exc
     click.echo(f"silenced {made.fingerprint} until {_when(made.expires_at)} UTC")
 
@@ -104,13 +100,9 @@ def silence(obj, fingerprint: str, hours: float, comment: str) -> None:
 @click.pass_obj
 def unsilence(obj, fingerprint: str) -> None:
     """End every active silence of the alert FINGERPRINT now."""
-    from jobs.alerts import AlertingError
     from jobs.silences import remove_silences
 
-    try:
-        ended = remove_silences(obj.store, fingerprint, by="cli", now=_now())
-    except AlertingError as exc:
-        raise click.ClickException(str(exc)) from exc
+    ended = remove_silences(obj.store, fingerprint, by="cli", now=_now())
     click.echo(f"ended {ended} silence(s)")
 
 
@@ -145,7 +137,7 @@ def killswitch_disable(obj, collection: str, reason: str) -> None:
     """Take COLLECTION out of search (an owner's or admin's decision; announced in the alert channel)."""
     from jobs.killswitch import disable, enable_command
 
-    _known_collection(obj, collection)
+    obj.settings.source(collection)  # an unknown name is a ConfigError listing the known ones
     changed = disable(obj.store, collection, reason=reason, changed_by="cli", now=_now())
     if changed:
         _announce_taken_out(obj, {"collection": collection}, f"collection {collection}", reason,
@@ -217,13 +209,6 @@ def _change_document(change, obj, doc_id: str, reason: str) -> bool:
         raise click.ClickException(str(exc)) from exc
 
 
-def _known_collection(obj, collection: str) -> None:
-    try:
-        obj.settings.source(collection)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
 @click.group()
 def jobs() -> None:
     """The monitoring jobs that `minerva serve` schedules."""
@@ -269,13 +254,8 @@ def jobs_list(obj) -> None:
 @click.pass_obj
 def jobs_run(obj, name: str, now: datetime | None) -> None:
     """Run job NAME now (or as of --now), recorded like a scheduled run (posts to Slack when SLACK_BOT_TOKEN is set)."""
-    from jobs.runner import UnknownJob
-
     runner = _runner(obj, with_slack=True, now=now)
-    try:
-        result = asyncio.run(runner.run(name, trigger="manual"))
-    except UnknownJob as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = asyncio.run(runner.run(name, trigger="manual"))
     if result.outcome != "ok":
         raise click.ClickException(f"job {name} failed (run #{result.run_id}, counted by the job_failed alert; "
                                    f"`minerva jobs list` shows its runs): {result.error}")

@@ -38,13 +38,9 @@ def db() -> None:
 @click.pass_obj
 def status(obj, as_json: bool) -> None:
     """Show which database the store is in (password hidden), its schema version and rows per table."""
-    from feedback import FeedbackError
     from feedback.copy import describe
 
-    try:
-        found = describe(obj.database)
-    except FeedbackError as exc:
-        raise click.ClickException(str(exc)) from exc
+    found = describe(obj.database)
     if as_json:
         click.echo(json.dumps({"backend": found.backend, "database": found.target,
                                "schema_version": found.schema_version, "current_version": found.current_version,
@@ -134,15 +130,12 @@ def local(obj, folder: str | None, url_only: bool, stop: bool) -> None:
 
     target = Path(folder) if folder else local_postgres.default_folder(obj.home)
     again = "" if folder is None else f" --dir {target}"
-    try:
-        if stop:
-            stopped = local_postgres.stop(target)
-            click.echo(f"stopped the PostgreSQL server of {target.resolve()} (its data stays; `minerva db local"
-                       f"{again}` starts it again)" if stopped else f"no PostgreSQL server is running from {target}")
-            return
-        url = local_postgres.start(target)
-    except local_postgres.PgserverMissing as exc:
-        raise click.ClickException(str(exc)) from exc
+    if stop:
+        stopped = local_postgres.stop(target)
+        click.echo(f"stopped the PostgreSQL server of {target.resolve()} (its data stays; `minerva db local"
+                   f"{again}` starts it again)" if stopped else f"no PostgreSQL server is running from {target}")
+        return
+    url = local_postgres.start(target)
     if url_only:
         click.echo(url)
         return

@@ -1,28 +1,15 @@
 """Corpus hygiene commands: `minerva dedup --self`, `minerva contradictions`, `minerva gaps`.
 
 Each is a thin layer over one library call (`knowledge.dedup`, `knowledge.contradictions`, `jobs.gaps`):
-parse flags, call, print a list (or JSON). Library errors become ``Error: …`` with exit code 1.
+parse flags, call, print a list (or JSON). A `config.MinervaError` becomes ``Error: …`` with exit code 1
+(`bot.cli.MinervaGroup`).
 """
 
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 
 import click
-
-
-@contextmanager
-def _library_errors():
-    """Turn knowledge, config and feedback errors into ``Error: …`` (exit code 1)."""
-    from config import ConfigError
-    from feedback import FeedbackError
-    from knowledge import KnowledgeError
-
-    try:
-        yield
-    except (KnowledgeError, ConfigError, FeedbackError) as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 @click.command()
@@ -41,13 +28,12 @@ def dedup(obj, self_dedup: bool, threshold: float | None, as_json: bool) -> None
 
     if not self_dedup:
         raise click.UsageError("only `minerva dedup --self` exists: new chunks are checked during `minerva ingest`")
-    with _library_errors():
-        index = obj.kb.index()
-        if threshold is None:
-            threshold = self_duplicate_threshold(index.manifest["model"])
-        pairs = find_self_duplicates(index, threshold)
-        seen = {(p.chunk_a, p.chunk_b) for p in pairs}
-        pairs += [p for p in gate_pairs(index) if (p.chunk_a, p.chunk_b) not in seen]  # one side never indexed
+    index = obj.kb.index()
+    if threshold is None:
+        threshold = self_duplicate_threshold(index.manifest["model"])
+    pairs = find_self_duplicates(index, threshold)
+    seen = {(p.chunk_a, p.chunk_b) for p in pairs}
+    pairs += [p for p in gate_pairs(index) if (p.chunk_a, p.chunk_b) not in seen]  # one side never indexed
     if as_json:
         for pair in pairs:
             click.echo(json.dumps(pair.to_json(), ensure_ascii=False))
@@ -70,9 +56,8 @@ def contradictions(obj, threshold: float | None, across_collections: bool, limit
     """Active documents that state different values for the same thing (e.g. a timeout of 30 s vs 60 s)."""
     from knowledge.contradictions import find_contradictions
 
-    with _library_errors():
-        found = find_contradictions(obj.kb.index(), obj.kb.embedder, across_collections=across_collections,
-                                    threshold=threshold)
+    found = find_contradictions(obj.kb.index(), obj.kb.embedder, across_collections=across_collections,
+                                threshold=threshold)
     shown = found[:limit] if limit else found
     if as_json:
         for item in shown:
@@ -96,9 +81,8 @@ def gaps(obj, queries_path: str | None, as_json: bool) -> None:
     from jobs.gaps import run_gaps
     from knowledge.gaps import gap_query_set_for
 
-    with _library_errors():
-        query_set = gap_query_set_for(obj.settings, queries_path)
-        report = run_gaps(obj.kb, obj.store, query_set)
+    query_set = gap_query_set_for(obj.settings, queries_path)
+    report = run_gaps(obj.kb, obj.store, query_set)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False))
         return

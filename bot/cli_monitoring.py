@@ -10,7 +10,8 @@
     minerva classify [--limit N] [--json]  label unlabelled answers with an intent and a topic
 
 Each signal command runs the same evaluation as its scheduled job (review candidates are filed too) and
-prints it; ``--json`` prints ``{"status": …, "findings": […]}``. Library errors become ``Error: …``.
+prints it; ``--json`` prints ``{"status": …, "findings": […]}``. A `config.MinervaError` becomes ``Error: …``
+(`bot.cli.MinervaGroup`).
 ``--now 2026-11-30`` (ISO date or date/time; naive means UTC) runs it as of that moment, to replay a window
 or check a threshold (issue 11 item 8); `minerva jobs run` and `minerva report` take it too.
 """
@@ -23,8 +24,6 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 
 import click
-
-from config import ConfigError
 
 
 def register(cli: click.Group) -> None:
@@ -61,24 +60,16 @@ def _context(obj, now: datetime | None = None):
     from config.monitoring import monitoring_config_for
     from jobs.findings import JobContext
 
-    try:
-        cfg = monitoring_config_for(obj.settings)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    cfg = monitoring_config_for(obj.settings)
     return JobContext(settings=obj.settings, home=obj.home, store=obj.store, now=now or datetime.now(timezone.utc),
                       kb=obj.kb, extra={"monitoring": cfg})
 
 
 def _run(obj, name: str, now: datetime | None = None):
-    """Run signal ``name`` (filing its review candidates); library errors become ClickExceptions."""
-    from feedback import FeedbackError
+    """Run signal ``name`` (filing its review candidates)."""
     from jobs.signals import run_signal
-    from knowledge import KnowledgeError
 
-    try:
-        return run_signal(name, _context(obj, now))
-    except (KnowledgeError, FeedbackError, ConfigError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    return run_signal(name, _context(obj, now))
 
 
 def _echo_json(result) -> None:
@@ -186,16 +177,11 @@ def drift(s: dict) -> None:
 @click.pass_obj
 def reindex(obj, execute: bool, as_json: bool, now: datetime | None) -> None:
     """The auto-reindex queue (stale +3, low quality +2, chunking drift +1, source modified +5)."""
-    from feedback import FeedbackError
     from jobs import reindex as reindexing
-    from knowledge import KnowledgeError
 
     executed = None
     if execute:
-        try:
-            executed, result = reindexing.execute_queue(_context(obj, now))
-        except (KnowledgeError, FeedbackError) as exc:
-            raise click.ClickException(str(exc)) from exc
+        executed, result = reindexing.execute_queue(_context(obj, now))
     else:
         result = _run(obj, "reindex", now)
     if as_json:
@@ -222,14 +208,11 @@ def reindex(obj, execute: bool, as_json: bool, now: datetime | None) -> None:
 def review(obj, show_all: bool, done_id: int | None, dismiss_id: int | None, reopen_id: int | None,
            as_json: bool) -> None:
     """The review queue: treatment candidates from every signal, most urgent first."""
-    from jobs.review import UnknownReviewItem, close, items
+    from jobs.review import close, items
 
     for item_id, status in ((done_id, "done"), (dismiss_id, "dismissed"), (reopen_id, "open")):
         if item_id is not None:
-            try:
-                close(obj.store, item_id, status, now=datetime.now(timezone.utc))
-            except UnknownReviewItem as exc:
-                raise click.ClickException(str(exc)) from exc
+            close(obj.store, item_id, status, now=datetime.now(timezone.utc))
             click.echo(f"item {item_id}: {status}", err=True)
     found = items(obj.store, status=None if show_all else "open")
     for item in found:
@@ -249,16 +232,11 @@ def review(obj, show_all: bool, done_id: int | None, dismiss_id: int | None, reo
 @click.pass_obj
 def classify(obj, limit: int | None, as_json: bool) -> None:
     """Label unlabelled answers with an intent and a stable topic (loads the embedding model)."""
-    from feedback import FeedbackError
     from jobs.classify import label_pending
-    from knowledge import KnowledgeError
 
     ctx = _context(obj)
-    try:
-        report = label_pending(ctx.store, obj.kb.embedder, ctx.extra["monitoring"].classification, now=ctx.now,
-                               limit=limit)
-    except (KnowledgeError, FeedbackError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    report = label_pending(ctx.store, obj.kb.embedder, ctx.extra["monitoring"].classification, now=ctx.now,
+                           limit=limit)
     if as_json:
         click.echo(json.dumps(report.to_json()))
         return

@@ -34,15 +34,11 @@ def retention(obj, now: datetime | None, as_json: bool) -> None:
     retention.user_ids_days become a salted pseudonym (user_ids: hash) or nothing (user_ids: remove). The
     counts the monitoring jobs use (refusals, votes, reports, citations) stay.
     """
-    from feedback import FeedbackError
     from jobs.retention import apply
 
     now = now or datetime.now(timezone.utc)
     policy = obj.settings.retention
-    try:
-        counts = apply(obj.store, policy, now=now)
-    except FeedbackError as exc:
-        raise click.ClickException(str(exc)) from exc
+    counts = apply(obj.store, policy, now=now)
     if as_json:
         click.echo(json.dumps({"now": now.isoformat(), "enabled": policy.enabled, "changed": counts}))
         return
@@ -70,7 +66,6 @@ def forget(obj, user_id: str, dry_run: bool, as_json: bool) -> None:
     errors; operator columns (acks, silences, kill switch, quarantine) keep the action as "[forgotten]".
     Prints the rows removed or changed per table.
     """
-    from feedback import FeedbackError
     from jobs.retention import forget as forget_user
 
     user_id = user_id.strip()
@@ -78,7 +73,7 @@ def forget(obj, user_id: str, dry_run: bool, as_json: bool) -> None:
         raise click.BadParameter("give a Slack user id, e.g. U012AB3CD", param_hint="--user")
     try:
         counts = obj.store.user_rows(user_id) if dry_run else forget_user(obj.store, user_id)
-    except (FeedbackError, ValueError) as exc:
+    except ValueError as exc:  # an id the store does not accept
         raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps({"user": user_id, "dry_run": dry_run,

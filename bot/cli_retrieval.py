@@ -28,23 +28,19 @@ def is_beir_dataset(folder: str) -> bool:
 def eval_beir(obj, dataset: str, *, mode: str, subset: int | None, split: str, distractors: int | None,
               cache_dir: str | None, convert: bool, as_json: bool) -> None:
     """`minerva eval` for a BEIR folder: index (cached), search every judged query, print the metrics."""
-    from knowledge import KnowledgeError
     from knowledge.beir import evaluate_beir, load_beir
     from knowledge.beir import subset as take_subset
 
     cache = Path(cache_dir) if cache_dir else obj.home / "eval-cache"
+    with _beir_folder(Path(dataset), convert) as folder:
+        data = load_beir(folder, split, name=Path(dataset).resolve().name)
+    data = take_subset(data, subset, distractors=distractors)
+    bars = _Bars(len(data.qrels))
     try:
-        with _beir_folder(Path(dataset), convert) as folder:
-            data = load_beir(folder, split, name=Path(dataset).resolve().name)
-        data = take_subset(data, subset, distractors=distractors)
-        bars = _Bars(len(data.qrels))
-        try:
-            report = evaluate_beir(data, obj.settings, cache, mode=mode,
-                                   embed_progress=bars.embedded, query_progress=bars.searched)
-        finally:
-            bars.close()
-    except KnowledgeError as exc:
-        raise click.ClickException(str(exc)) from exc
+        report = evaluate_beir(data, obj.settings, cache, mode=mode,
+                               embed_progress=bars.embedded, query_progress=bars.searched)
+    finally:
+        bars.close()
     out = report.to_json()
     if as_json:
         click.echo(json.dumps(out))
@@ -119,17 +115,13 @@ def register(cli: click.Group) -> None:
         """
         from tqdm import tqdm
 
-        from knowledge import KnowledgeError
         from knowledge.beir import DENSE_WEIGHTS, fit_dense_weight, load_beir
         from knowledge.beir import subset as take_subset
 
         cache = Path(cache_dir) if cache_dir else obj.home / "eval-cache"
-        try:
-            data = take_subset(load_beir(Path(dataset), split), subset)
-            with tqdm(total=len(DENSE_WEIGHTS) + 1, desc="fusion runs", file=sys.stderr) as bar:
-                fit = fit_dense_weight(data, obj.settings, cache, progress=bar.update)
-        except KnowledgeError as exc:
-            raise click.ClickException(str(exc)) from exc
+        data = take_subset(load_beir(Path(dataset), split), subset)
+        with tqdm(total=len(DENSE_WEIGHTS) + 1, desc="fusion runs", file=sys.stderr) as bar:
+            fit = fit_dense_weight(data, obj.settings, cache, progress=bar.update)
         if as_json:
             click.echo(json.dumps({**fit, "convex": {str(w): v for w, v in fit["convex"].items()}}))
             return

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from config import ConfigError
-
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
@@ -96,10 +94,7 @@ def sources_list(obj) -> None:
     """One line per source: name, path, and where it comes from (config file or HOME/sources.yaml)."""
     from config.home_sources import home_sources_path, load_home_sources
 
-    try:
-        recorded = {s.name for s in load_home_sources(obj.home)}
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    recorded = {s.name for s in load_home_sources(obj.home)}
     for source in obj.settings.sources:
         origin = home_sources_path(obj.home) if source.name in recorded else (obj.settings.path or "config")
         click.echo(f"{source.name}\t{source.path}\t({origin})")
@@ -112,10 +107,7 @@ def sources_remove(obj, name: str) -> None:
     """Forget the folder NAME recorded by `minerva ingest FOLDER`; the next plain ingest prunes its pages."""
     from config.home_sources import remove_home_source
 
-    try:
-        removed = remove_home_source(obj.home, name)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    removed = remove_home_source(obj.home, name)
     click.echo(f"forgot source {removed.name!r} ({removed.path}); the next `minerva ingest` removes its pages")
 
 

@@ -30,9 +30,6 @@ log = structlog.get_logger(__name__)
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
 #: Seconds each Slack Web API call may take.
 TIMEOUT = 3.0
-#: What to check when the feedback store cannot be reached (doctor's line, and every command's one-line error).
-DATABASE_FIX = ("check MINERVA_DATABASE_URL (or database.url in the config): the server must be reachable and the "
-                "user allowed to connect")
 OK, FAIL, SKIP = "ok", "fail", "skip"
 _MARKS = {OK: "✓", FAIL: "✗", SKIP: "–"}
 #: Slack channel ids: C… public, G… private (older), D… direct messages.
@@ -287,7 +284,7 @@ def _database_check(target: str, shown: str, current: int) -> Check:
     try:
         version = stored_schema_version(target)
     except StoreUnavailable as exc:
-        return Check("store", FAIL, str(exc), DATABASE_FIX)
+        return Check("store", FAIL, str(exc), exc.hint)  # the CLI prints the same hint
     if version > current:
         return Check("store", FAIL, f"{shown} has schema version {version}; this Minerva knows up to {current}",
                      "upgrade Minerva on this machine to the version the other replicas run")

@@ -13,6 +13,8 @@ import re
 import warnings
 from pathlib import Path
 
+from config.errors import MinervaError
+
 #: How to get the server binaries when ``pgserver`` is not installed.
 INSTALL_HINT = "pip install 'minerva[replicas]'   (or: pip install pgserver)"
 #: The database `start` creates and names in its URL.
@@ -21,7 +23,7 @@ DATABASE = "minerva"
 FOLDER_NAME = "postgres"
 
 
-class PgserverMissing(RuntimeError):
+class PgserverMissing(MinervaError, RuntimeError):
     """The ``pgserver`` package is not installed; the message says how to install it."""
 
 

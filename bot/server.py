@@ -32,6 +32,7 @@ from bot.slack_check import SlackIdentity
 from bot.slack_gate import APP_ID_FIX, GatedApp
 from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
+from config.errors import MinervaError
 from feedback import FeedbackStore
 from feedback.db import database_target
 from jobs.killswitch import disabled_collections, quarantined_documents
@@ -46,7 +47,7 @@ DASHBOARD_TTL = 60.0
 UNAUTHORIZED_TEXT = "the dashboard needs its token: send 'Authorization: Bearer <token>' or add ?token=<token>"
 
 
-class MissingSecret(Exception):
+class MissingSecret(MinervaError):
     """A required Slack secret is not set in the environment."""
 
 

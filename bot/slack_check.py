@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import structlog
 
+from config.errors import MinervaError
+
 log = structlog.get_logger(__name__)
 
 #: Seconds each check call may take (two calls at most: well inside the 5 s a failing start may take).
@@ -32,7 +34,7 @@ _REJECTED = {"invalid_auth", "not_authed", "token_revoked", "token_expired", "ac
              "not_allowed_token_type", "invalid_token", "no_permission", "missing_scope"}
 
 
-class SlackCredentialError(Exception):
+class SlackCredentialError(MinervaError):
     """A Slack credential is missing, of the wrong type, or rejected; the message is one line naming the
     variable and how to get a right value."""
 

@@ -1,5 +1,6 @@
 """Minerva configuration: YAML files in this folder, loaded into typed settings by `load_settings`."""
 
+from config.errors import MinervaError
 from config.settings import (
     DEFAULT_CONFIG,
     REAL_CORPORA_CONFIG,
@@ -39,6 +40,7 @@ __all__ = [
     "ExpertsConfig",
     "GeneratorConfig",
     "HygieneConfig",
+    "MinervaError",
     "RetrievalConfig",
     "Settings",
     "SlackConfig",

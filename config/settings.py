@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from config.errors import MinervaError
+
 #: The bundled default config: the sample knowledge base of a fictional company, shipped in the repo.
 DEFAULT_CONFIG = Path(__file__).with_name("minerva.yaml")
 #: The three real corpora (handbook, Pydantic docs, runbooks) read from ../shared/corpus/.
@@ -25,7 +27,7 @@ VISIBILITIES = ("public", "restricted")
 FUSION_METHODS = ("rrf", "convex")
 
 
-class ConfigError(Exception):
+class ConfigError(MinervaError):
     """A config file is missing, is not valid YAML, has an unknown key or a value of the wrong type."""
 
 

@@ -1,7 +1,8 @@
 """Exceptions raised by the feedback store.
 
-Every exception leaving `feedback` derives from `FeedbackError`; sqlite3 errors are translated where the
-store touches SQLite and chained with ``from``, so callers never need to import sqlite3::
+Every exception leaving `feedback` derives from `FeedbackError` (a `config.errors.MinervaError`); sqlite3
+errors are translated where the store touches SQLite and chained with ``from``, so callers never need to
+import sqlite3::
 
     FeedbackError
      ├── UnknownAnswer        a vote names an answer id that was never recorded (also a LookupError)
@@ -11,12 +12,15 @@ store touches SQLite and chained with ``from``, so callers never need to import 
      └── StoreUnavailable     SQLite could not open, read or write the file (locked, unreadable, disk full)
 
 User-facing wording belongs to the caller (the Slack listener or the CLI); the messages here are for logs.
+`StoreUnavailable.hint` says what to check, printed under the CLI's one-line error and by `minerva doctor`.
 """
 
 from __future__ import annotations
 
+from config.errors import MinervaError
 
-class FeedbackError(Exception):
+
+class FeedbackError(MinervaError):
     """Base class of every error raised by the `feedback` package."""
 
 
@@ -70,3 +74,7 @@ class SchemaTooNew(FeedbackError):
 
 class StoreUnavailable(FeedbackError):
     """SQLite failed: the file could not be opened, stayed locked past the busy timeout, or a write failed."""
+
+    # the store is reached through a setting the code that fails never sees: say which one to check
+    hint = ("check MINERVA_DATABASE_URL (or database.url in the config): the server must be reachable and the "
+            "user allowed to connect")

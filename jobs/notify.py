@@ -20,6 +20,7 @@ from typing import Protocol
 import structlog
 
 from config.alerts import AlertsConfig
+from config.errors import MinervaError
 from jobs import alerts
 from jobs.digest import KINDS, Digest, build_digest
 from jobs.findings import Finding
@@ -28,7 +29,7 @@ log = structlog.get_logger(__name__)
 DELIVERY_ALERT = "slack_delivery_failed"
 
 
-class Undelivered(Exception):
+class Undelivered(MinervaError):
     """Some posts of a job could not be delivered; the message names the channel and Slack's error.
     The runner records the run as failed (never "ok")."""
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from config.errors import MinervaError
 from feedback import review_queue
 from feedback.review_queue import STATUSES  # "open", "done", "dismissed"; re-exported for callers
 
@@ -52,7 +53,7 @@ ACTIONS = {
 PRIORITY_OF_SEVERITY = {"critical": 1, "warning": 2, "info": 3}
 
 
-class UnknownReviewItem(LookupError):
+class UnknownReviewItem(MinervaError, LookupError):
     """No review item has this id (``minerva review --all`` lists them)."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import structlog
 
 from config.alerts import AlertsConfig
+from config.errors import MinervaError
 from feedback import utcnow
 from jobs import alerts, runs
 from jobs.findings import Finding, JobContext
@@ -41,7 +42,7 @@ BUILTIN_JOBS = ("critical_notifications", "daily_digest", "weekly_digest", "rete
 SignalJob = Callable[[JobContext], list[Finding]]
 
 
-class UnknownJob(LookupError):
+class UnknownJob(MinervaError, LookupError):
     """No job has this name; the message lists the known ones."""
 
 

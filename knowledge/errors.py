@@ -1,4 +1,4 @@
-"""Errors raised by the knowledge package.
+"""Errors raised by the knowledge package, all under `KnowledgeError` (a `config.errors.MinervaError`).
 
     KnowledgeError
     ├── SourceUnreadable      a file cannot be read as text (binary, not UTF-8, too large, I/O error)
@@ -12,8 +12,10 @@
     └── DatasetInvalid        an evaluation folder is not in BEIR layout or has a malformed file
 """
 
+from config.errors import MinervaError
 
-class KnowledgeError(Exception):
+
+class KnowledgeError(MinervaError):
     """Base class of every error the knowledge package raises on purpose."""
 
 
