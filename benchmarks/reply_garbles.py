@@ -16,7 +16,8 @@ Counted per garble: replies with at least one, and up to ``--examples`` of them 
 - ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover;
 - ``empty_parentheses``: ``()`` or ``( )`` outside code, where a removed link or tag left a hole;
 - ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it;
-- ``repeated_sentence``: a sentence of the direct answer (≥ 6 words) that a quote below says again;
+- ``repeated_sentence``: a sentence (≥ 6 words) said twice: in the direct answer and a quote below, or twice in
+  the direct answer;
 - ``abbreviation_cut``: a piece ending on "e.g." / "i.e." / "vs." / "cf." followed by a citation mark or the
   end of a line: a sentence split after an abbreviation ("etc." may end a sentence);
 - ``english_frame``: a Korean or Japanese question whose reply's labels (buttons, notes) are English.
@@ -68,6 +69,21 @@ def texts_of(blocks: list[dict]) -> list[str]:
     return out
 
 
+def _flat(text: str) -> str:
+    """``text`` lower-cased on one line, without citation marks, list bullets or quote markers."""
+    text = re.sub(r"\s*\[\d+\]", "", text)
+    text = re.sub(r"(?m)^\s*(?:[•>]\s*)+", "", text)
+    return " ".join(text.split()).lower()
+
+
+def _long_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` of six words or more, as `_flat` reads them, one per list line too."""
+    out = []
+    for line in text.splitlines():
+        out += [plain for sentence in _SENTENCE.split(_flat(line)) if len((plain := sentence.strip()).split()) >= 6]
+    return out
+
+
 def garbles(answer, question: dict) -> dict[str, str]:
     """The garbles of one reply: name → the first offending piece."""
     if answer.refused:
@@ -85,10 +101,15 @@ def garbles(answer, question: dict) -> dict[str, str]:
         bare = re.sub(r"\s*\[\d+\]$", "", line)
         if bare.endswith(":") and (i + 1 == len(lines) or not re.match(r"^(?:•|-|\d+[.)]|```)", lines[i + 1])):
             found.setdefault("colon_without_list", line[-80:])
-    quoted = " ".join(" ".join(answer.quotes).split()).lower()
-    for sentence in _SENTENCE.split(" ".join(answer.direct_answer.split())):
-        plain = re.sub(r"\s*\[\d+\]", "", sentence).strip().lower()
-        if len(plain.split()) >= 6 and plain in quoted:
+    quoted = _flat(" ".join(answer.quotes))
+    direct = _flat(answer.direct_answer)
+    seen: set[str] = set()
+    for plain in _long_sentences(answer.direct_answer):  # said again in a quote, or twice in the answer itself
+        if plain in quoted or plain in seen:
+            found.setdefault("repeated_sentence", plain[:80])
+        seen.add(plain)
+    for plain in _long_sentences(" ".join(answer.quotes)):  # a quote's sentence the answer already holds
+        if plain in direct:
             found.setdefault("repeated_sentence", plain[:80])
     if question.get("lang") in ("ko", "ja") and any(label in shown for label in _ENGLISH_LABELS):
         found["english_frame"] = next(label for label in _ENGLISH_LABELS if label in shown)

@@ -62,6 +62,9 @@ _DIGIT = regex.compile(r"\d")
 #: Passages the reader reads, best first: the high band's, then the low band's. Five hold the fact in 46 of
 #: kb-dev-v2's 50 answerable fitting questions, three in 44 (the quoted passages alone: 37).
 READ_PASSAGES = 5
+#: A unit this long (characters, compared loosely) that the direct answer holds inside a longer unit counts as
+#: said: shorter ones ("Yes.", "Pro") are common words, not repetition.
+SAID_INSIDE_CHARS = 30
 #: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
 DIRECT_CODE_CHARS = 240
 _INTRODUCES_CODE = regex.compile(
@@ -315,7 +318,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     pool_units = [split_units(p.text) for p in pool]
     ranked = _ranked(answer.question, pool, pool_units, weights, relative, answer.language)
     model = current_model()
-    direct = _direct_units(ranked, model.join_share, model.direct_chars)
+    direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
     keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
     keep += [i for i in range(len(pool)) if high[i] and i not in keep][:max(0, cfg.max_passages - len(keep))]
@@ -389,12 +392,14 @@ def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int,
     page's quote repeated the first's)."""
     out = set()
     shown_texts = {_same_text(c.unit.display) for c in direct} | set(quoted)
+    shown = " ".join(_same_text(c.unit.display) for c in direct)
     for c in direct:
         if c.passage == passage:
             out.add(c.position)
             if _shown(c, units[passage]).endswith("```"):
                 out.add(c.position + 1)
-    out.update(i for i, u in enumerate(units[passage]) if u.answerable and _same_text(u.display) in shown_texts)
+    out.update(i for i, u in enumerate(units[passage]) if u.answerable and (
+        (text := _same_text(u.display)) in shown_texts or (len(text) >= SAID_INSIDE_CHARS and text in shown)))
     return frozenset(out)
 
 
@@ -705,9 +710,10 @@ def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
     return replace(near, position=position, unit=units[position], pointer=False, replaces=False)
 
 
-def _direct_units(ranked: list[_Candidate], share: float, limit: int) -> list[_Candidate]:
+def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int = 0) -> list[_Candidate]:
     """The best unit, plus the next best units while each scores at least ``share`` of the best one's
-    probability and all fit in ``limit`` characters (both fitted with the reader, `knowledge.reader_fit`): a
+    probability, all fit in ``limit`` characters and they are at most ``most`` units (0: any number; all three
+    fitted with the reader, `knowledge.reader_fit`): a
     fact split over two sentences, or a question asking two things, is answered whole. A unit that only points
     elsewhere, or says what the best unit says, is left out; a unit that leans on the sentence before it comes
     with that sentence; a unit that introduces a list brings its first items as room allows. In the passages'
@@ -721,11 +727,11 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int) -> list[_C
     for c in ranked[1:]:
         if c.score < share * best.score and not (best.replaces and c.replaces):
             break
-        if c.pointer or c.misses or c.unit.display == best.unit.display:
+        if c.pointer or c.misses or _says_again(c, chosen):
             continue
         if best.replaces and not c.replaces:  # beside "`dict()` → `model_dump()`", only other such lines
             continue
-        if _size(chosen) + len(c.unit.display) <= limit:
+        if _size(chosen) + len(c.unit.display) <= limit and (not most or len(chosen) < most):
             chosen.append(c)
     if _ANAPHOR.match(best.unit.display):  # "Clients should wait at least that long." needs what "that" is
         chosen += [c for c in ranked if c.passage == best.passage and c.position == best.position - 1
@@ -733,6 +739,17 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int) -> list[_C
     if leads_in(best.unit):  # a lead-in: its list's first items, as room allows
         _add_followers(chosen, ranked, limit)
     return sorted(chosen, key=lambda c: (c.passage, (c.passage, c.section) != (best.passage, best.section), c.position))
+
+
+def _says_again(c: _Candidate, chosen: list[_Candidate]) -> bool:
+    """Whether unit ``c`` says what a chosen unit says, or a part of it (two pages copy the same sentence; a
+    list item repeats a sentence with one more after it): the answer says each thing once (issue 23)."""
+    text = _same_text(c.unit.display)
+    for other in chosen:
+        known = _same_text(other.unit.display)
+        if text == known or (min(len(text), len(known)) >= SAID_INSIDE_CHARS and (text in known or known in text)):
+            return True
+    return False
 
 
 def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], limit: int) -> None:

@@ -101,7 +101,8 @@ class ReaderModel:
     (``refuse``: below it the reply is a refusal; ``low``: below it, low confidence; ``high``: at or above it,
     high confidence; between ``low`` and ``high`` a reply carries no label), and
     how the direct answer is composed: a unit joins the best one when its probability is at least
-    ``join_share`` of the best one's, while the units hold at most ``direct_chars`` characters."""
+    ``join_share`` of the best one's, while the units hold at most ``direct_chars`` characters and number at most
+    ``direct_units`` (0: no limit)."""
 
     unit: Logistic
     answer: Logistic
@@ -111,10 +112,12 @@ class ReaderModel:
     fitted_on: dict
     join_share: float = 0.85
     direct_chars: int = 300
+    direct_units: int = 0
 
     def to_json(self) -> dict:
         return {"unit": self.unit.to_json(), "answer": self.answer.to_json(), "refuse": round(self.refuse, 4),
                 "low": round(self.low, 4), "high": round(self.high, 4), "join_share": self.join_share, "direct_chars": self.direct_chars,
+                "direct_units": self.direct_units,
                 "fitted_on": self.fitted_on}
 
     @classmethod
@@ -123,7 +126,8 @@ class ReaderModel:
         if unit.names != FEATURES or answer.names != ANSWER_FEATURES:
             raise ValueError("the reader model was fitted on other features: refit it (minerva fit-reader)")
         return cls(unit, answer, float(data["refuse"]), float(data["low"]), float(data["high"]), data.get("fitted_on", {}),
-                   float(data.get("join_share", 0.85)), int(data.get("direct_chars", 300)))
+                   float(data.get("join_share", 0.85)), int(data.get("direct_chars", 300)),
+                   int(data.get("direct_units", 0)))
 
     def save(self, path: Path = MODEL_PATH) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")

@@ -36,11 +36,13 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, Logistic, ReaderModel, u
 PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1)
 #: Folds of pages for choosing the penalty and for cross-fitting the answer model.
 FOLDS = 5
-#: Direct-answer compositions tried (`ReaderModel.join_share`, `ReaderModel.direct_chars`): a unit joins the best
-#: one at this share of its probability, within this many characters. 450 characters is about four lines of a
-#: Slack thread; on 164 cross-fitted replies (2026-12-04) it held the fact in 98 against 84 at 300; 600 held only
-#: 4 more (measured before sibling sections were read) by showing a screenful, so the fit may choose up to 450.
-COMPOSITIONS = tuple((share, chars) for chars in (300, 450) for share in (0.1, 0.3, 0.5))
+#: Direct-answer compositions tried (`ReaderModel.join_share`, `direct_chars`, `direct_units`): a unit joins the
+#: best one at this share of its probability, within this many characters and this many units. 450 characters
+#: is about four lines of a Slack thread (600 held the fact a little more often by showing a screenful); the
+#: limit on units keeps a table's rows from flooding the answer. Chosen by `composition_score`.
+COMPOSITIONS = tuple((share, chars, most) for chars in (300, 450) for share in (0.1, 0.3) for most in (3, 4, 6))
+#: Characters a reader takes in at a glance: a direct answer whose first ones hold the fact counts twice.
+GLANCE_CHARS = 200
 #: How much better a refusal threshold must refuse no-answer replies than answerable ones to be used.
 MIN_SEPARATION = 0.2
 #: Below this probability of holding the fact a reply is labelled low confidence: more likely wrong than right.
@@ -146,24 +148,32 @@ def choose_penalty(rows: list[QuestionRows]) -> tuple[float, dict]:
     return best, scores
 
 
-def cross_fitted_replies(rows: list[QuestionRows], penalty: float, share: float, chars: int
-                         ) -> list[tuple[list[float], bool, dict]]:
+def cross_fitted_replies(rows: list[QuestionRows], penalty: float, composition: tuple[float, int, int]
+                         ) -> list[tuple[list[float], bool, dict, str]]:
     """Each question answered with a unit model fitted on the other folds (direct answers composed with
-    ``share`` and ``chars``): its answer features (taken from the reply, `ANSWER_FEATURES`) and whether its
-    direct answer holds the fact."""
+    ``composition``: join share, characters, units): its answer features (taken from the reply,
+    `ANSWER_FEATURES`), whether its direct answer holds the fact, the question and the direct answer."""
     from knowledge.answering import answer_features  # the same features compose_answer reads
 
+    share, chars, most = composition
     out = []
     for k in range(FOLDS):
         unit = fit_units([r for r in rows if r.fold != k], penalty)
-        with using(ReaderModel(unit, _NEUTRAL_ANSWER, 0.0, 0.0, 1.0, {}, share, chars)):  # no refusal, no "high"
+        with using(ReaderModel(unit, _NEUTRAL_ANSWER, 0.0, 0.0, 1.0, {}, share, chars, most)):  # no refusal, no "high"
             for r in (r for r in rows if r.fold == k):
                 answer = r.kb.ask(r.question["question"])
                 right = (r.question.get("answerable", True) and not answer.refused
                          and holds_fact(answer.direct_answer, question_key(r.question)))
                 if not answer.refused:
-                    out.append((answer_features(answer), right, r.question))
+                    out.append((answer_features(answer), right, r.question, answer.direct_answer))
     return out
+
+
+def composition_score(replies: list[tuple[list[float], bool, dict, str]]) -> int:
+    """How well a composition's cross-fitted ``replies`` serve a reader: the direct answers that hold the fact,
+    plus those whose first `GLANCE_CHARS` characters already do (a fact shown first is worth more than one
+    below three other sentences)."""
+    return sum(right + (right and holds_fact(direct[:GLANCE_CHARS], question_key(q))) for _, right, q, direct in replies)
 
 
 def thresholds(prob: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> tuple[float, float, float]:
@@ -214,24 +224,26 @@ def fit_reader(sets: list[tuple[object, list[dict]]], progress: Callable[[], Non
         raise ValueError("no fitting question has a must_contain key or an answer hint with a value")
     penalty, cv = choose_penalty(rows)
     composed = {}
-    for share, chars in COMPOSITIONS:  # what a direct answer shows: fitted on the cross-fitted replies
-        replies = cross_fitted_replies(rows, penalty, share, chars)
-        composed[share, chars] = (sum(r for _, r, _ in replies), replies)
-    best = max(COMPOSITIONS, key=lambda sc: (composed[sc][0], -sc[1], sc[0]))  # the shorter, then the stricter
-    share, chars = best
-    replies = composed[best][1]
-    x = np.array([f for f, _, _ in replies])
-    right = np.array([r for _, r, _ in replies], dtype=np.float64)
+    for composition in COMPOSITIONS:  # what a direct answer shows: fitted on the cross-fitted replies
+        replies = cross_fitted_replies(rows, penalty, composition)
+        composed[composition] = (composition_score(replies), sum(r for _, r, _, _ in replies), replies)
+    # the best score; on a tie the shorter, then fewer units, then the stricter join
+    best = max(COMPOSITIONS, key=lambda c: (composed[c][0], -c[1], -c[2], c[0]))
+    share, chars, most = best
+    replies = composed[best][2]
+    x = np.array([f for f, _, _, _ in replies])
+    right = np.array([r for _, r, _, _ in replies], dtype=np.float64)
     answer = fit_logistic(x, right, ANSWER_FEATURES, 0.01)
     prob = answer.prob(x)
-    answerable = np.array([bool(q.get("answerable", True)) for _, _, q in replies])
+    answerable = np.array([bool(q.get("answerable", True)) for _, _, q, _ in replies])
     refuse, low, high = thresholds(prob, right.astype(bool), answerable)
     report = {"fitting_questions": fitting_n, "validation_questions_left_out": validation_n,
               "units": int(sum(len(r.x) for r in rows)), "penalty": penalty, "cv_top_unit_right": cv,
               "cross_fitted_direct_holds": round(float(right.mean()), 4) if len(right) else None,
-              "direct_holds_by_composition": {f"{s} of the best, {c} chars": n for (s, c), (n, _) in composed.items()},
+              "by_composition": {f"{s} of the best, {c} chars, {m} units": {"score": score, "direct_holds": n}
+                                 for (s, c, m), (score, n, _) in composed.items()},
               "refuse": round(refuse, 4), "low": round(low, 4), "high": round(high, 4),
               "replies": len(replies), "replies_right": int(right.sum())}
     model = ReaderModel(fit_units(rows, penalty), answer, refuse, low, high,
-                        {"questions": fitting_n, "penalty": penalty}, share, chars)
+                        {"questions": fitting_n, "penalty": penalty}, share, chars, most)
     return model, report
