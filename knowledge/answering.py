@@ -352,15 +352,18 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         direct.sort(key=lambda c: (passages[c.passage].doc_id != page, _chunk_index(passages[c.passage]), c.position))
     else:  # one source's units together, in the order the sources are cited
         direct.sort(key=lambda c: numbers[passages[c.passage].doc_id])
-    answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights)
+    answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights,
+                                        [p.text for p in passages])
     answer.answered_from = sorted({passages[c.passage].doc_id for c in direct}, key=numbers.get)
     quoted: set[str] = set()  # what earlier quotes showed, loosely (`_same_text`)
     for i, p in enumerate(passages):
         answer.passages.append(p)
         answer.citation_numbers.append(numbers[p.doc_id])
         said = _said(direct, units, i, quoted)
+        # beyond ``max_passages`` a passage the direct answer drew on is cited, not quoted: five quotes under a
+        # four-line answer buried it (a newcomer's first question)
         quote = evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
-                               cfg.max_quote_chars, said=said)
+                               cfg.max_quote_chars, said=said) if i < cfg.max_passages else ""
         answer.quotes.append(quote)
         flat = " ".join(quote.casefold().split())
         quoted.update(t for u in units[i] if u.answerable and (t := _same_text(u.display)) and t in flat)
@@ -424,7 +427,7 @@ def _quote_center(units: list[Unit], said: frozenset[int], best: int) -> int:
 
 def plain_text(answer: Answer) -> str:
     """The answer as plain text: the low-confidence note, warnings, the direct answer, then each quote
-    with its ``[n]``. Call again after changing ``direct_answer`` (the generator does)."""
+    with its ``[n]``, its lines marked "> ". Call again after changing ``direct_answer`` (the generator does)."""
     if answer.refused:
         text = answer.text or message("answer.refusal", answer.language)
         closest = message("answer.closest_pages", answer.language)
@@ -437,8 +440,10 @@ def plain_text(answer: Answer) -> str:
     parts += answer.warnings
     if answer.direct_answer:
         parts.append(answer.direct_answer)
-    # a quote that is no more than the direct answer would say the same thing twice, one line apart
-    parts += [f"{q} [{n}]" for q, n in zip(answer.quotes, answer.citation_numbers)
+    # a quote that is no more than the direct answer would say the same thing twice, one line apart; quotes are
+    # marked "> " as Slack shows them, so the answer reads apart from its evidence
+    parts += ["\n".join(f"> {line}" if line else ">" for line in f"{q} [{n}]".splitlines())
+              for q, n in zip(answer.quotes, answer.citation_numbers)
               if q and not repeats_direct_answer(q, answer.direct_answer)]
     return "\n\n".join(parts)
 
@@ -648,6 +653,8 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
             for item in items:
                 if item is None or item.unit.kind != ITEM:
                     break
+                if item.misses:  # a rule the asker's own amount does not meet: another asker's case
+                    continue
                 if item in out:  # already chosen: the next one goes after it, in the list's order
                     at = out.index(item) + 1
                 elif _size(out) + len(item.unit.display) <= limit + LIST_ROOM:
@@ -722,6 +729,7 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     "$13.50 … instead of $18" that the reader scored higher."""
     if not ranked:
         return []
+    ranked = [c for c in ranked if not c.misses] or ranked  # another asker's case never leads either
     best = ranked[0]
     chosen = [best]
     for c in ranked[1:]:
@@ -757,7 +765,7 @@ def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], limit: in
     introduces), while the answer stays within ``limit`` characters."""
     best = chosen[0]
     followers = [c for c in ranked if c.passage == best.passage and c.position > best.position
-                 and c.section == best.section and not c.pointer]
+                 and c.section == best.section and not c.pointer and not c.misses]
     for c in sorted(followers, key=lambda c: c.position)[:3]:
         if c not in chosen and _size(chosen) + len(c.unit.display) <= limit:
             chosen.append(c)
@@ -774,12 +782,13 @@ def _chunk_index(p: Passage) -> int:
 
 
 def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int],
-                 weights: dict[str, float]) -> str:
+                 weights: dict[str, float], texts: list[str]) -> str:
     """The direct answer as text: each unit (`_shown`, a long list item cut to its sentences that hold the
     question's words, `_gist`), and after the last of a run of units from one source its citation number (a
     "[1]" after every sentence was noise); sentences run on, list items and table rows (of an answer of several
-    units) go on lines of their own behind a bullet, as in the quotes (Slack showed "max replicas too low [1] too
-    low value for requests such as CPU? [1]" as one run-on line)."""
+    units) go on lines of their own behind a bullet, or their step number, as in the quotes (Slack showed "max
+    replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line). ``texts``: each
+    passage's text, where the list markers are."""
     text, own_line = "", False
     for k, c in enumerate(direct):
         shown = _shown(c, units[c.passage])
@@ -793,7 +802,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
         mark = "" if not last_of_source else (
             f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]")  # not on a fence
-        piece = ("• " + _LEAD_MARK.sub("", shown) if listed else shown) + mark
+        step = _step_number(texts[c.passage], units[c.passage], c.position) if listed else None
+        marker = f"{step}. " if step is not None else "• "  # numbered steps keep their number: the order matters
+        piece = (marker + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         if text:
             text += "\n" if listed or own_line else " "
         text += piece
@@ -955,6 +966,15 @@ def _lazy_ordinal(text: str, units: list[Unit], i: int) -> int | None:
             return None
         count += 1
     return count + 1 if count else None
+
+
+def _step_number(text: str, units: list[Unit], i: int) -> int | None:
+    """The number of list item ``units[i]`` when its list is numbered ("3." or, in a list Markdown renumbers,
+    its place: `_lazy_ordinal`), else None."""
+    marker = _NUMBERED.match(_line_of(text, units[i])) if units[i].kind == ITEM else None
+    if marker is None:
+        return None
+    return _lazy_ordinal(text, units, i) or int(marker.group(2))
 
 
 def _line_of(text: str, unit: Unit) -> str:

@@ -384,15 +384,15 @@ def test_a_quote_that_is_only_the_direct_answer_is_not_printed_twice() -> None:
     sentence = "In the case of individual travel, you may estimate your expenses from your authorization in Concur."
     answer = Answer(answer_id="a" * 32, question="q", refused=False, text="", direct_answer=f"{sentence} [1]",
                     quotes=[sentence, "Receipts are required for lodging."], citation_numbers=[1, 2])
-    assert plain_text(answer) == f"{sentence} [1]\n\nReceipts are required for lodging. [2]"
+    assert plain_text(answer) == f"{sentence} [1]\n\n> Receipts are required for lodging. [2]"
     # the quote is the passage as written: its Markdown and link targets do not make it say more
     marked = replace(answer, quotes=["**In the case of [individual travel](https://x/t)**, you may estimate your "
                                      "expenses from your authorization in _Concur_.", "Receipts are required."])
-    assert plain_text(marked) == f"{sentence} [1]\n\nReceipts are required. [2]"
+    assert plain_text(marked) == f"{sentence} [1]\n\n> Receipts are required. [2]"
     # a quote that adds one short sentence to what the direct answer says is not shown either; one that says
     # mostly something else is
     longer = replace(answer, quotes=[f"{sentence} Keep the receipts.", f"Hotels are booked in Concur. {sentence[:40]}"])
-    assert plain_text(longer) == f"{sentence} [1]\n\nHotels are booked in Concur. {sentence[:40]} [2]"
+    assert plain_text(longer) == f"{sentence} [1]\n\n> Hotels are booked in Concur. {sentence[:40]} [2]"
 
 
 def test_links_that_lead_nowhere_show_their_label_and_code_is_left_alone():
@@ -814,3 +814,43 @@ def test_a_second_pages_quote_does_not_repeat_what_the_reply_already_shows():
                             AnswerConfig(calibration=CalibrationConfig()))
     shown = [answer.direct_answer, *answer.quotes]
     assert sum(text.count("belong to the replica sets") for text in shown) == 1
+
+
+def test_a_rule_the_askers_own_amount_does_not_meet_neither_leads_nor_joins(sample_kb):
+    """98.7 % uptime: the 25 % row applies; "Below 95.0% · Credit: 50%" and "at least 99.0% · 10%" answer other
+    askers (the looser join of the refitted reader brought them in)."""
+    answer = sample_kb.ask("what credit do customers get if Pro uptime was 98.7% last month?")
+
+    assert "Credit: 25%" in answer.direct_answer
+    assert "Credit: 50%" not in answer.direct_answer and "Credit: 10%" not in answer.direct_answer
+
+
+def test_numbered_steps_keep_their_numbers_in_the_direct_answer(tmp_path, sample_settings, embedder):
+    """A newcomer's VPN page: its numbered steps came out as "•" bullets, the order lost."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text(
+        "# VPN\n\n## Set up the VPN\n\nTo set up the VPN on a new laptop:\n\n"
+        "1. Install GlobalProtect from the Self Service app.\n2. Open GlobalProtect and enter vpn.acme.example as "
+        "the portal.\n3. Sign in with your SSO account and approve the push on your phone.\n\n"
+        "## Who to ask\n\nPost in #it-help when the portal does not answer.\n", encoding="utf-8")
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="it", path=str(docs))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("what are the steps to set up the vpn?")
+
+    lines = [line.split(" [")[0] for line in answer.direct_answer.splitlines()]
+    assert [line[:3] for line in lines if line[:1].isdigit()] == ["1. ", "2. ", "3. "], answer.direct_answer
+    assert not any(line.startswith("• Install") for line in lines)
+
+
+def test_the_plain_text_marks_quotes_apart_from_the_answer(sample_kb):
+    answer = sample_kb.ask("How much does the Team plan cost per user?")
+
+    quoted = answer.text.split("\n\n")[1:]
+    assert answer.text.startswith(answer.direct_answer.splitlines()[0])
+    assert quoted and all(line.startswith(">") for part in quoted for line in part.splitlines())
