@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
-from knowledge import KnowledgeBase  # noqa: E402
+from knowledge import KnowledgeBase, crosslingual  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
 
 
@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
+    # each round asks the same questions: the cross-lingual model's memory of recent questions would answer rounds
+    # 2 and 3 from memory; keep only the question being asked (the reader and the kept-answer match share it)
+    crosslingual.RECENT_QUESTIONS = 1
     kb = KnowledgeBase(load_settings(args.config), Path(args.home))
     kb.warm_up()
     questions = [q["question"] for q in load_questions(Path(args.questions))]
