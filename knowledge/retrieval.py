@@ -84,10 +84,13 @@ def _next_expiry(documents: dict[str, dict], now: datetime) -> datetime:
 class Retriever:
     """Searches one loaded generation. Cheap to create; holds no state beyond the index."""
 
-    def __init__(self, index: LoadedIndex, embedder: Embedder, settings: Settings):
+    def __init__(self, index: LoadedIndex, embedder: Embedder, settings: Settings, unit_cache=None):
+        """``unit_cache``: an `knowledge.embedding.EmbeddingCache` of cross-lingual unit vectors (None: a
+        Korean or Japanese question's units are embedded at question time)."""
         self.index = index
         self.embedder = embedder
         self.settings = settings
+        self._unit_cache = unit_cache
         self._dense_languages = dense_languages(embedder.name, settings.embedding.languages)
         self._xl_model = crosslingual.crosslingual_model(settings.embedding, embedder.name)
         self._asked: dict[str, np.ndarray] = {}  # question → vector, for this retriever's searches
@@ -151,7 +154,7 @@ class Retriever:
             passages = _with_page_confidence(passages, [r in sections for r in rows])
             passages = self._read_on(passages, rows, qvec, language)
             if xl is not None:
-                passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES)
+                passages = xl.with_unit_cosines(passages, self._xl_model, XL_UNIT_PASSAGES, self._unit_cache)
             results.append(passages)
         return results
 

