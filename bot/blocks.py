@@ -135,9 +135,21 @@ def _inside_atoms(text: str, limit: int) -> set[int]:
     for atom in _ATOM.finditer(text, 0, 2 * limit + 2):
         if atom.start() >= limit:
             break
-        if atom.end() - atom.start() <= limit - len(QUOTE_MARKER):
-            inside.update(range(atom.start() + 1, min(atom.end(), limit + 1)))
+        start, end = atom_extent(text, atom.start(), atom.end())
+        if end - start <= limit - len(QUOTE_MARKER):
+            inside.update(range(start + 1, min(end, limit + 1)))
     return inside
+
+
+def atom_extent(text: str, start: int, end: int) -> tuple[int, int]:
+    """An entity or link at ``text[start:end]`` widened to whole grapheme clusters: a prepended mark such as
+    U+0600 joins the "&" that follows it into one cluster, so neither can be kept whole without the other."""
+    for cluster in _GRAPHEME.finditer(text, max(0, start - 16), min(len(text), end + 16)):
+        if cluster.start() < start < cluster.end():
+            start = cluster.start()
+        if cluster.start() < end < cluster.end():
+            end = cluster.end()
+    return start, end
 
 
 def _continuation(head: str, tail: str, limit: int) -> str:
@@ -197,10 +209,14 @@ def answer_blocks(answer: Answer, badges: dict[str, str] | None = None) -> list[
         if answer.generated:
             blocks.append(_context(":robot_face: " + escape(message("answer.generated_note", language))))
     by_number = {c.number: c for c in answer.citations}
+    named: set[int] = set()
     for i, (text, number) in enumerate(zip(answer.quotes, answer.citation_numbers)):
         if text and not repeats_direct_answer(text, answer.direct_answer):  # else its source line alone says where from
             quoted = "\n".join("> " + line if line.strip() else ">" for line in to_mrkdwn(text).splitlines())
             blocks.extend(section_blocks(quoted))  # the source line right below names it, "[n]" and all
+        elif number in named:  # a page already named: another bare line of it under the answer is noise
+            continue
+        named.add(number)
         # each quote names its own section; the citation lists every section of the page for JSON and text
         heading = answer.passages[i].heading if i < len(answer.passages) else None
         blocks.append(_context(_citation_line(by_number[number], heading=heading, language=language,

@@ -442,10 +442,16 @@ def plain_text(answer: Answer) -> str:
         parts.append(answer.direct_answer)
     # a quote that is no more than the direct answer would say the same thing twice, one line apart; quotes are
     # marked "> " as Slack shows them, so the answer reads apart from its evidence
-    parts += ["\n".join(f"> {line}" if line else ">" for line in f"{q} [{n}]".splitlines())
+    parts += ["\n".join(f"> {line}" if line else ">" for line in _cited(q, n).splitlines())
               for q, n in zip(answer.quotes, answer.citation_numbers)
               if q and not repeats_direct_answer(q, answer.direct_answer)]
     return "\n\n".join(parts)
+
+
+def _cited(quote: str, number: int) -> str:
+    """``quote`` with its citation mark: on a line of its own after a code block, whose closing fence must stand
+    alone to close it ("``` [1]" opens a new block in Slack and in Markdown)."""
+    return f"{quote}\n[{number}]" if quote.rstrip().endswith(("```", "~~~")) else f"{quote} [{number}]"
 
 
 def _low_confidence_note(answer: Answer) -> str:
@@ -802,7 +808,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
         mark = "" if not last_of_source else (
             f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]")  # not on a fence
-        step = _step_number(texts[c.passage], units[c.passage], c.position) if listed else None
+        in_run = any(d.passage == c.passage and abs(d.position - c.position) == 1 and d.unit.kind == ITEM
+                     for d in direct)  # a lone "3." reads as if steps 1 and 2 were lost
+        step = _step_number(texts[c.passage], units[c.passage], c.position) if listed and in_run else None
         marker = f"{step}. " if step is not None else "• "  # numbered steps keep their number: the order matters
         piece = (marker + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         if text:

@@ -5,7 +5,7 @@ Invariants (issue 10 item 7):
 
 - `check_split`: `bot.blocks.split_graphemes` keeps every piece within its limit, loses nothing, and cuts only
   between grapheme clusters and outside entities and links (except inside a cluster or link longer than
-  the limit, which cannot be kept whole);
+  the limit, or an entity whose clusters together are, which cannot be kept whole);
 - `check_blocks`: every text of `bot.blocks.answer_blocks` is <= 3,000 characters of valid UTF-8, with no
   broken entity or link and no live ``<!channel>``/``<!here>``/``<@U…>`` from document text;
 - `LiveApp.post`: any signed request body gets an answer other than 5xx from the real app over HTTP, and one
@@ -89,9 +89,13 @@ def check_split(text: str, limit: int, pieces: list[str]) -> None:
         if cluster.end() - cluster.start() > room:  # cannot be kept whole: cutting inside is allowed
             oversized.update(range(cluster.start() + 1, cluster.end()))
     protected = set()
+    clusters = [(c.start(), c.end()) for c in regex.finditer(r"\X", text)]
     for atom in _ATOM.finditer(text):
-        if atom.end() - atom.start() <= room:
-            protected.update(range(atom.start() + 1, atom.end()))
+        # with the clusters it touches (U+0600 before "&" is one cluster with it): kept whole only if all fit
+        start = min([atom.start()] + [a for a, b in clusters if a < atom.start() < b])
+        end = max([atom.end()] + [b for a, b in clusters if a < atom.end() < b])
+        if end - start <= room:
+            protected.update(range(start + 1, end))
     position = 0
     for index, piece in enumerate(pieces):
         assert 0 < len(piece) <= limit and piece.strip(), (index, piece)

@@ -339,3 +339,14 @@ def test_bold_italic_becomes_slack_bold_italic_not_double_stars():
     """The handbook's SF-182 steps write "***NOTE:***": Slack showed "**NOTE:**" in the quote (issue 23)."""
     assert to_mrkdwn("- ***NOTE:*** Not seeing your supervisor's name?") == "- *_NOTE:_* Not seeing your supervisor's name?"
     assert "**" not in to_mrkdwn("***a*** and **b**")
+
+
+def test_a_page_cited_but_not_quoted_again_gets_no_second_bare_source_line() -> None:
+    """Sections the answer drew on beyond ``max_passages`` are cited, not quoted: three bare "[1] …" lines of
+    one page under a Korean reply read as orphans."""
+    answer = replace(make_answer(["Pro: 600 requests per minute.", "", ""]), direct_answer="600 a minute. [1]")
+
+    blocks = answer_blocks(answer)
+
+    sources = [b for b in blocks if b["type"] == "context" and b["elements"][0]["text"].startswith("[1]")]
+    assert [b["type"] for b in blocks][:2] == ["section", "section"] and len(sources) == 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import structlog.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.blocks import answer_blocks, split_graphemes
@@ -32,6 +32,7 @@ CI = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthChe
 
 @CI
 @given(text=document_text, quoted=st.booleans(), limit=st.one_of(st.just(3000), st.integers(min_value=8, max_value=400)))
+@example(text="\u0600\u0600&", quoted=True, limit=8)  # a prepended mark joins the entity's "&" into one cluster
 def test_split_graphemes_cuts_only_between_clusters_and_outside_markup(text: str, quoted: bool, limit: int) -> None:
     mrkdwn = as_mrkdwn(text, quoted)
     check_split(mrkdwn, limit, split_graphemes(mrkdwn, limit))

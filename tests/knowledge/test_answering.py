@@ -854,3 +854,15 @@ def test_the_plain_text_marks_quotes_apart_from_the_answer(sample_kb):
     quoted = answer.text.split("\n\n")[1:]
     assert answer.text.startswith(answer.direct_answer.splitlines()[0])
     assert quoted and all(line.startswith(">") for part in quoted for line in part.splitlines())
+
+
+def test_a_quote_ending_in_a_code_block_keeps_its_fence_alone_on_its_line():
+    """("``` [1]" in a newcomer's TLS reply: a fence followed by text no longer closes the block.)"""
+    from knowledge.answering import plain_text
+    from knowledge.types import Answer
+
+    quote = "Renew it by hand:\n```\ncmctl renew my-cert\n```"
+    answer = Answer(answer_id="b" * 32, question="q", refused=False, text="", direct_answer="Certificates renew. [1]",
+                    quotes=[quote], citation_numbers=[1])
+
+    assert plain_text(answer).endswith("> ```\n> [1]")
