@@ -729,10 +729,9 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     fitted with the reader, `knowledge.reader_fit`): a
     fact split over two sentences, or a question asking two things, is answered whole. A unit that only points
     elsewhere, or says what the best unit says, is left out; a unit that leans on the sentence before it comes
-    with that sentence; a unit that introduces a list brings its first items as room allows. In the passages'
-    order (the strongest first, as they are cited) and in reading order within each: "How much does the Team
-    plan cost per user?" starts with the price page's "$18 per user per month", not with the promotion's
-    "$13.50 … instead of $18" that the reader scored higher."""
+    with that sentence; a unit that introduces a list brings its first items as room allows. The best unit
+    first, then the others in the passages' order (the strongest first, as they are cited) and in reading order
+    within each."""
     if not ranked:
         return []
     ranked = [c for c in ranked if not c.misses] or ranked  # another asker's case never leads either
@@ -752,7 +751,17 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
                    and c not in chosen]
     if leads_in(best.unit):  # a lead-in: its list's first items, as room allows
         _add_followers(chosen, ranked, limit)
-    return sorted(chosen, key=lambda c: (c.passage, (c.passage, c.section) != (best.passage, best.section), c.position))
+    in_order = sorted(chosen, key=lambda c: (c.passage, (c.passage, c.section) != (best.passage, best.section),
+                                             c.position))
+    if _ANAPHOR.match(best.unit.display):  # it leans on the sentence before: that one first
+        return in_order
+    # the best unit leads (a list item or table row with the rest of its list, in order), the rest follow in
+    # reading order: of 140 cross-fitted fitting replies the fact sat in the first 200 characters of 63 (44 in
+    # reading order alone), in the first line of 70 (58)
+    listed = best.unit.kind in (ITEM, ROW)
+    lead = [c for c in in_order if c is best or (listed and (c.passage, c.section) == (best.passage, best.section) and (
+        c.unit.kind == best.unit.kind or (leads_in(c.unit) and c.position < best.position)))]
+    return lead + [c for c in in_order if c not in lead]
 
 
 def _says_again(c: _Candidate, chosen: list[_Candidate]) -> bool:

@@ -102,7 +102,6 @@ def test_an_alert_question_phrased_around_the_name_is_answered_from_its_runbook(
     ("KubeVersionMismatch keeps firing during our cluster upgrade, what should I check and do?",
      "Check existing kubernetes versions via `kubectl get nodes` and see VERSION column"),
 ])
-@pytest.mark.xfail(strict=True, reason="known miss of the fitted reader (issue 22): the Meaning section still leads")
 def test_a_question_asking_what_to_do_leads_with_the_runbooks_step_not_its_meaning(runbooks_kb, question, first):
     """Checked by hand once: the Diagnosis step answers; the Meaning section only restates the alert."""
     answer = runbooks_kb.ask(question)
