@@ -13,7 +13,8 @@ Counted per garble: replies with at least one, and up to ``--examples`` of them 
   the start of a line;
 - ``relative_link``: a link target that only works on the source site: ``#anchor``, ``../``, ``./``, a bare
   ``page.md`` or ``page.md#…``;
-- ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover;
+- ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover, a PyMdown
+  block's ``///`` fence;
 - ``empty_parentheses``: ``()`` or ``( )`` outside code, where a removed link or tag left a hole;
 - ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it;
 - ``repeated_sentence``: a sentence (≥ 6 words) said twice: in the direct answer and a quote below, or twice in
@@ -49,7 +50,7 @@ _CHECKS = {
                               r"|\[[^\]\n\[]{1,80}(?= \[\d+\])", re.M),  # or a link left open: "[OLU Job [1]"
     "relative_link": re.compile(r"<(?:#|\.\.?/)[^|>]*\||\]\((?:#|\.\.?/)[^)]*\)|<[\w./-]+\.md(?:#[^|>]*)?\||"
                                 r"\]\([\w./-]+\.md(?:#[^)]*)?\)"),
-    "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context", re.S),
+    "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context|(?:^|\s)///(?:\s|$)", re.S | re.M),
     "empty_parentheses": re.compile(r"\(\s*\)"),
     "abbreviation_cut": re.compile(r"\b(?:e\.g|i\.e|vs|cf)\.(?=\s*(?:\[\d+\])?\s*$)", re.M | re.I),
 }

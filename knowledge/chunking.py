@@ -35,10 +35,11 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 #: subsection's heading path; 9: an over-long paragraph is cut at whitespace, never inside a word or a link, and
 #: its pieces keep their own spacing; 10: a title's HTML entities are unescaped; 11: a page without a title in
 #: its front matter is titled by its H1, else its file name, not by its first heading of any level; 12: a version folder
-#: anywhere in a path (``docs/v2/pricing.md``) makes a version family, `knowledge.versions`); part of every document's chunker
+#: anywhere in a path (``docs/v2/pricing.md``) makes a version family, `knowledge.versions`; 13: PyMdown block fences
+#: ``/// type | title`` … ``///`` are dropped, their content kept); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 12
+CHUNKER_VERSION = 13
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
 # Elements whose content is not page text (markdownify's `strip` keeps the content, so they go first).
 _HTML_NON_TEXT = re.compile(r"<(script|style|title|head)\b[^>]*>.*?</\1\s*>", re.S | re.I)
 # Fenced code blocks, skipped when looking for a title heading (a shell "# comment" is not a heading).
+#: A PyMdown block's fence line: ``/// type | title`` opening it, ``///`` closing it.
+_BLOCK_FENCE = re.compile(r"^ {0,3}///(?:\s+[\w-]+(?:\s*\|.*)?)?\s*$")
 _FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.S | re.M)
 
 #: Words a sentence needs to state something ("Closed on Sundays." has 3, "Free parking." 2; "Deprecated." is
@@ -284,11 +286,27 @@ def page_key(path: str) -> str:
 
 
 def strip_template_tags(text: str) -> str:
-    """Remove Liquid/Jinja tags; ``{% slack_channel "x" %}`` becomes ``#x``."""
+    """Remove Liquid/Jinja tags (``{% slack_channel "x" %}`` becomes ``#x``) and the fence lines of
+    PyMdown's blocks (``/// version-added | v2.12`` … ``///``), keeping what the blocks hold."""
     text = _SLACK_CHANNEL_TAG.sub(lambda m: "#" + m.group(1), text)
     text = _COMMENT_BLOCK.sub("", text)
     text = _drop_variable_sentences(text)
-    return _TEMPLATE_TAG.sub("", text)
+    return _drop_block_fences(_TEMPLATE_TAG.sub("", text))
+
+
+def _drop_block_fences(text: str) -> str:
+    """``text`` without the lines that open or close a PyMdown block (``/// warning | Title``, ``///``), outside
+    code blocks (a Rust doc comment starts "///" too): in a reply they read as stray slashes (issue 23)."""
+    if "///" not in text:
+        return text
+    out, in_code = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        elif not in_code and _BLOCK_FENCE.match(line):
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def variable_sentences(text: str) -> list[str]:

@@ -17,8 +17,9 @@ from functools import lru_cache
 
 import regex
 
-#: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync.
-UNITS_VERSION = 6
+#: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync
+#: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code).
+UNITS_VERSION = 7
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -236,9 +237,14 @@ def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
 def _continued_code(lines, text: str, units: list[Unit]) -> int:
     """Where reading starts: past the end of a code block the chunk opens inside of (the chunker's "…" overlap
     continues a long block), kept as one partial code unit; else 0. Such a chunk holds an odd number of fence
-    lines and its first one is bare, a closing fence: read as an opening one it would swallow the prose after it."""
+    lines, or a bare first one followed by one naming a language: a closing fence, which read as an opening one
+    would swallow the prose after it."""
     fences = [k for k, (_, line) in enumerate(lines) if _FENCE.match(line)]
-    if not text.startswith("…") or len(fences) % 2 == 0 or lines[fences[0]][1].strip() not in ("```", "~~~"):
+    if not text.startswith("…") or not fences or lines[fences[0]][1].strip() not in ("```", "~~~"):
+        return 0
+    # the first fence closes when the fences are odd in number, or when the next one names a language (only an
+    # opening fence does): a chunk that also ends inside another block holds an even number
+    if len(fences) % 2 == 0 and not (len(fences) > 1 and lines[fences[1]][1].strip().lstrip("`~").strip()):
         return 0
     end = lines[fences[0]][0] + len(lines[fences[0]][1])
     units.append(Unit(0, end, CODE, text[:end], partial=True))

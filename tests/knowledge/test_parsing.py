@@ -164,3 +164,17 @@ def test_strip_template_tags_handles_comment_blocks_and_jinja():
     text = 'A {% comment %}hidden {{ x }}{% endcomment %}B {# note #}C {{ site.baseurl }}D {%- slack_channel "x-y" -%}'
 
     assert strip_template_tags(text) == "A B C D #x-y"
+
+
+def test_pymdown_block_fences_are_dropped_and_what_they_hold_is_kept():
+    """Pydantic's pages wrap notes in ``/// version-added | v2.12`` … ``///``: a Japanese reply showed the
+    slashes and the block's type. A Rust doc comment in a code block keeps its ``///``."""
+    from knowledge.parsing import strip_template_tags
+
+    text = ("The `exclude` parameter controls it.\n\n/// version-added | v2.12\nThe `exclude_if` parameter.\n///\n\n"
+            "```rust\n/// Returns the width.\nfn width() -> f64 { 1.0 }\n```\n")
+
+    cleaned = strip_template_tags(text)
+
+    assert "version-added" not in cleaned and "\n///\n" not in cleaned
+    assert "The `exclude_if` parameter." in cleaned and "/// Returns the width." in cleaned
