@@ -319,7 +319,9 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     ranked = _ranked(answer.question, pool, pool_units, weights, relative, answer.language)
     model = current_model()
     direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
+    best = direct[0] if direct else None
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
+    direct = _with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars)
     keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
     keep += [i for i in range(len(pool)) if high[i] and i not in keep][:max(0, cfg.max_passages - len(keep))]
     at = {old: new for new, old in enumerate(keep)}
@@ -703,6 +705,35 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
     out[:] = before + listed + [x for x in kept if x not in before]
 
 
+def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list[list[Unit]], texts: list[str],
+                limit: int) -> list[_Candidate]:
+    """``direct`` led by the whole numbered list when its best unit is a step of one ("2. Open …"): steps 2, 4 and
+    5 alone, with 1 and 3 left to a quote, cannot be followed (a newcomer's VPN page; issue 22, "a how-to gets
+    the steps in order with their lead-in"). The lead-in and every step in order, then the other units as room
+    allows (``limit`` plus `LIST_ROOM` characters); unchanged when the steps do not fit."""
+    if best is None or best.unit.kind != ITEM:
+        return direct
+    passage = units[best.passage]
+    if _step_number(texts[best.passage], passage, best.position) is None:
+        return direct
+    first = last = best.position
+    while first > 0 and passage[first - 1].kind == ITEM:
+        first -= 1
+    while last + 1 < len(passage) and passage[last + 1].kind == ITEM:
+        last += 1
+    lead = list_lead_in(passage, first)
+    positions = ([lead] if lead is not None else []) + list(range(first, last + 1))
+    if sum(len(passage[p].display) for p in positions) > limit + LIST_ROOM:
+        return direct
+    at = {(c.passage, c.position): c for c in direct}
+    steps = [at.get((best.passage, p)) or _placed(best, p, passage) for p in positions]
+    out = list(steps)
+    for c in direct:
+        if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:
+            out.append(c)
+    return out
+
+
 def _with_warnings(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
     """``direct`` where a unit comes after the warning that qualifies it: a unit of the same section, before it,
     that starts "Notice", "Warning", "Caution" or "Important" (a runbook's "**Notice**: User shouldn't increase
@@ -758,9 +789,9 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     # the best unit leads (a list item or table row with the rest of its list, in order), the rest follow in
     # reading order: of 140 cross-fitted fitting replies the fact sat in the first 200 characters of 63 (44 in
     # reading order alone), in the first line of 70 (58)
-    listed = best.unit.kind in (ITEM, ROW)
+    listed = best.unit.kind == ITEM  # a table's rows are facts of their own: the best row leads alone
     lead = [c for c in in_order if c is best or (listed and (c.passage, c.section) == (best.passage, best.section) and (
-        c.unit.kind == best.unit.kind or (leads_in(c.unit) and c.position < best.position)))]
+        c.unit.kind == ITEM or (leads_in(c.unit) and c.position < best.position)))]
     return lead + [c for c in in_order if c not in lead]
 
 

@@ -825,6 +825,37 @@ def test_a_rule_the_askers_own_amount_does_not_meet_neither_leads_nor_joins(samp
     assert "Credit: 50%" not in answer.direct_answer and "Credit: 10%" not in answer.direct_answer
 
 
+def test_a_step_that_answers_brings_every_step_in_order_and_a_tables_best_row_leads(tmp_path, sample_settings,
+                                                                                      embedder):
+    """A newcomer's wiki: "How do I set up the VPN?" showed steps 2, 4 and 5 with 1 and 3 in a quote; "how long
+    is parental leave" opened with the annual leave row of the leave table."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text(
+        "# VPN setup\n\nAll remote work needs the Acme VPN. It uses WireGuard and your SSO account.\n\n## Steps\n\n"
+        "1. Install the WireGuard client from the Self Service app.\n2. Open https://vpn.acme.example and sign in "
+        "with your SSO account.\n3. Click Download profile and save the acme.conf file.\n4. In WireGuard, choose "
+        "Import tunnel from file and pick acme.conf.\n5. Turn the tunnel on and approve the push on your phone.\n",
+        encoding="utf-8")
+    (docs / "leave.md").write_text(
+        "# Leave policy\n\n## Leave types\n\n| Type | Days per year | Paid |\n|---|---|---|\n"
+        "| Annual leave | 25 | Yes |\n| Sick leave | 10 | Yes |\n| Parental leave | 16 weeks | Yes |\n"
+        "| Unpaid leave | up to 30 | No |\n", encoding="utf-8")
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="it", path=str(docs))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    steps = kb.ask("How do I set up the VPN?").direct_answer
+    leave = kb.ask("How long is parental leave and is it paid?").direct_answer
+
+    numbered = [line[:2] for line in steps.splitlines() if line[:1].isdigit()]
+    assert numbered == ["1.", "2.", "3.", "4.", "5."], steps
+    assert leave.splitlines()[0].startswith("• Type: Parental leave"), leave
+
+
 def test_numbered_steps_keep_their_numbers_in_the_direct_answer(tmp_path, sample_settings, embedder):
     """A newcomer's VPN page: its numbered steps came out as "•" bullets, the order lost."""
     from config import SourceConfig
