@@ -28,6 +28,7 @@ from knowledge.messages import message
 from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_model
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
+from knowledge.language import detect_language
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, leads_in, list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
 from knowledge.tokenize import question_tokens, tokenize
@@ -180,8 +181,8 @@ def _low_reason(answer: Answer) -> str:
     """Why ``answer`` (low confidence) is so, in a few words, for the asker."""
     if answer.warnings:
         return message("answer.reason_disagree", answer.language)
-    if answer.language != "en":
-        return message("answer.reason_across_languages", answer.language)
+    if answer.language != "en" and answer.passages and detect_language(answer.passages[0].text) != answer.language:
+        return message("answer.reason_across_languages", answer.language)  # a Korean page for a Korean asker is not
     if answer.reader.get("margin", 10.0) < CLOSE_LOGITS:
         return message("answer.reason_other_section", answer.language)
     return message("answer.reason_weak", answer.language)

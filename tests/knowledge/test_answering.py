@@ -897,3 +897,22 @@ def test_a_quote_ending_in_a_code_block_keeps_its_fence_alone_on_its_line():
                     quotes=[quote], citation_numbers=[1])
 
     assert plain_text(answer).endswith("> ```\n> [1]")
+
+
+def test_a_korean_question_answered_from_a_korean_page_is_not_said_to_be_read_across_languages():
+    """A newcomer's Korean question on the sample's Korean refund page was told "Korean questions may be less
+    accurate" (the across-languages reason) though nothing was read across languages."""
+    from knowledge.answering import _low_reason
+    from knowledge.messages import message
+    from knowledge.types import Answer
+
+    def answer_from(text: str) -> Answer:
+        page = _passage(text, "plans:refund.md", 0.5)
+        return Answer(answer_id="c" * 32, question="환불 되나요?", refused=False, text="", language="ko",
+                      passages=[page], reader={"margin": 5.0})
+
+    korean = _low_reason(answer_from("결제일로부터 15일째부터 30일 이내에 해지하면 일할 계산하여 환불합니다."))
+    english = _low_reason(answer_from("Annual plans are refunded pro rata within 30 days of payment."))
+
+    assert korean != message("answer.reason_across_languages", "ko")
+    assert english == message("answer.reason_across_languages", "ko")
