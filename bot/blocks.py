@@ -135,13 +135,13 @@ def _inside_atoms(text: str, limit: int) -> set[int]:
     for atom in _ATOM.finditer(text, 0, 2 * limit + 2):
         if atom.start() >= limit:
             break
-        start, end = atom_extent(text, atom.start(), atom.end())
+        start, end = _atom_extent(text, atom.start(), atom.end())
         if end - start <= limit - len(QUOTE_MARKER):
             inside.update(range(start + 1, min(end, limit + 1)))
     return inside
 
 
-def atom_extent(text: str, start: int, end: int) -> tuple[int, int]:
+def _atom_extent(text: str, start: int, end: int) -> tuple[int, int]:
     """An entity or link at ``text[start:end]`` widened to whole grapheme clusters: a prepended mark such as
     U+0600 joins the "&" that follows it into one cluster, so neither can be kept whole without the other."""
     for cluster in _GRAPHEME.finditer(text, max(0, start - 16), min(len(text), end + 16)):

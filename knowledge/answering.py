@@ -579,24 +579,26 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
 def _rules_against(text: str, amounts: list[Value]) -> bool:
     """Whether ``text`` states a rule for one of ``amounts`` that the amount does not meet: "less than $2500"
     for a $3k conference. Such a unit is never joined to a direct answer: it answers another asker's case."""
-    values = extract_values(text)
-    for amount in amounts:
-        rules = [v for v in values if v.bound and v.unit == amount.unit]
-        if rules and not all(rule.admits(amount) for rule in rules):
-            return True
-    return False
+    return not all(_rule_verdicts(text, amounts))
 
 
 def _applies(text: str, amounts: list[Value]) -> bool:
     """Whether ``text`` states a rule for one of ``amounts`` (the question's own amounts): it bounds that
     amount's unit, and every such bound admits it (`Value.admits`): "Below 99.0% but at least 95.0%" applies to
     98.7 % only because both bounds admit it."""
+    return any(_rule_verdicts(text, amounts))
+
+
+def _rule_verdicts(text: str, amounts: list[Value]) -> list[bool]:
+    """For each of ``amounts`` that ``text`` states a rule for (a bound of the amount's unit): whether every
+    such bound admits it."""
     values = extract_values(text)
+    verdicts = []
     for amount in amounts:
         rules = [v for v in values if v.bound and v.unit == amount.unit]
-        if rules and all(rule.admits(amount) for rule in rules):
-            return True
-    return False
+        if rules:
+            verdicts.append(all(rule.admits(amount) for rule in rules))
+    return verdicts
 
 
 def is_pointer(raw: str) -> bool:
@@ -849,9 +851,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
         mark = "" if not last_of_source else (
             f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]")  # not on a fence
-        in_run = any(d.passage == c.passage and abs(d.position - c.position) == 1 and d.unit.kind == ITEM
-                     for d in direct)  # a lone "3." reads as if steps 1 and 2 were lost
-        step = _step_number(texts[c.passage], units[c.passage], c.position) if listed and in_run else None
+        in_run = listed and any(d.passage == c.passage and abs(d.position - c.position) == 1 and d.unit.kind == ITEM
+                                for d in direct)  # a lone "3." reads as if steps 1 and 2 were lost
+        step = _step_number(texts[c.passage], units[c.passage], c.position) if in_run else None
         marker = f"{step}. " if step is not None else "• "  # numbered steps keep their number: the order matters
         piece = (marker + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         if text:

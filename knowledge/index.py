@@ -76,7 +76,7 @@ class LoadedIndex:
     xl_vectors: np.ndarray | None = None
     xl_dense: hnswlib.Index | None = None
     _pages: dict[str, list[int]] | None = field(default=None, repr=False)
-    #: search filter → (allowed rows, the moment the mask stops being valid): `Retriever._allowed_rows`
+    #: search filter → (allowed rows, computed at, valid until): `Retriever._allowed_rows`
     masks: dict = field(default_factory=dict, repr=False)
 
     def rows_of(self, doc_id: str) -> list[int]:

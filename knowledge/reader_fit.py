@@ -148,17 +148,21 @@ def choose_penalty(rows: list[QuestionRows]) -> tuple[float, dict]:
     return best, scores
 
 
-def cross_fitted_replies(rows: list[QuestionRows], penalty: float, composition: tuple[float, int, int]
+def fold_models(rows: list[QuestionRows], penalty: float) -> list[Logistic]:
+    """The unit model of each fold, fitted on the other folds' ``rows`` (index k: without fold k)."""
+    return [fit_units([r for r in rows if r.fold != k], penalty) for k in range(FOLDS)]
+
+
+def cross_fitted_replies(rows: list[QuestionRows], folds: list[Logistic], composition: tuple[float, int, int]
                          ) -> list[tuple[list[float], bool, dict, str]]:
-    """Each question answered with a unit model fitted on the other folds (direct answers composed with
-    ``composition``: join share, characters, units): its answer features (taken from the reply,
-    `ANSWER_FEATURES`), whether its direct answer holds the fact, the question and the direct answer."""
+    """Each question answered with the unit model fitted without its fold (``folds``, `fold_models`; direct
+    answers composed with ``composition``: join share, characters, units): its answer features (taken from the
+    reply, `ANSWER_FEATURES`), whether its direct answer holds the fact, the question and the direct answer."""
     from knowledge.answering import answer_features  # the same features compose_answer reads
 
     share, chars, most = composition
     out = []
-    for k in range(FOLDS):
-        unit = fit_units([r for r in rows if r.fold != k], penalty)
+    for k, unit in enumerate(folds):
         with using(ReaderModel(unit, _NEUTRAL_ANSWER, 0.0, 0.0, 1.0, {}, share, chars, most)):  # no refusal, no "high"
             for r in (r for r in rows if r.fold == k):
                 answer = r.kb.ask(r.question["question"])
@@ -224,8 +228,9 @@ def fit_reader(sets: list[tuple[object, list[dict]]], progress: Callable[[], Non
         raise ValueError("no fitting question has a must_contain key or an answer hint with a value")
     penalty, cv = choose_penalty(rows)
     composed = {}
+    folds = fold_models(rows, penalty)  # the same five models serve every composition
     for composition in COMPOSITIONS:  # what a direct answer shows: fitted on the cross-fitted replies
-        replies = cross_fitted_replies(rows, penalty, composition)
+        replies = cross_fitted_replies(rows, folds, composition)
         composed[composition] = (composition_score(replies), sum(r for _, r, _, _ in replies), replies)
     # the best score; on a tie the shorter, then fewer units, then the stricter join
     best = max(COMPOSITIONS, key=lambda c: (composed[c][0], -c[1], -c[2], c[0]))

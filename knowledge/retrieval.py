@@ -420,15 +420,15 @@ class Retriever:
         question (issue 24). Within that window the mask is the same as a fresh one, expiry included."""
         now = where.now or datetime.now(timezone.utc)
         key = (replace(where, now=None), tuple((s.name, s.visibility) for s in self.settings.sources))
-        cached = self.index.masks.get(key)
-        if cached is not None and cached[1] is not None and now < cached[1] and now >= cached[2]:
+        cached = self.index.masks.get(key)  # (mask, computed at, valid until)
+        if cached is not None and cached[1] <= now < cached[2]:
             return cached[0]
         ok_docs = {doc_id for doc_id, doc in self.index.documents.items() if self._serves(doc, doc_id, where, now)}
         mask = self.index.rows_mask(ok_docs)
         mask.flags.writeable = False
         if len(self.index.masks) > MASK_CACHE_SIZE:
             self.index.masks.clear()
-        self.index.masks[key] = (mask, _next_expiry(self.index.documents, now), now)
+        self.index.masks[key] = (mask, now, _next_expiry(self.index.documents, now))
         return mask
 
     def _serves(self, doc: dict, doc_id: str, where: SearchFilter, now: datetime) -> bool:

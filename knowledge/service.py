@@ -169,7 +169,9 @@ class KnowledgeBase:
         return self._retriever().search(queries, top_k=top_k, mode=mode, where=self._filter(where))
 
     def _retriever(self) -> Retriever:
-        return Retriever(self.index(), self.embedder, self.settings, self._units())
+        index = self.index()  # the unit cache only serves an index with a cross-lingual model
+        return Retriever(index, self.embedder, self.settings,
+                         self._units() if index.manifest.get("crosslingual") else None)
 
     def _units(self) -> EmbeddingCache:
         """The cache of cross-lingual unit vectors (``{home}/embeddings.sqlite``), opened on first use."""

@@ -83,12 +83,25 @@ def copy_pages(dest: Path, pages: dict[str, Path]) -> Path:
 def synced_kb(tmp: Path, pages: dict[str, Path], settings, embedder):
     """A KnowledgeBase over copies of real ``pages`` (name → source path) as one source "docs", synced into
     ``tmp / "home"`` with ``settings`` otherwise (a module fixture's few-page knowledge base)."""
+    return _synced(copy_pages(tmp / "docs", pages), tmp, settings, embedder)
+
+
+def written_kb(tmp: Path, pages: dict[str, str], settings, embedder):
+    """A KnowledgeBase over pages written here (file name → Markdown text) as one source "docs", synced into
+    ``tmp / "home"``: a page shaped like one a user reported, where no corpus page has that shape."""
+    folder = tmp / "docs"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return _synced(folder, tmp, settings, embedder)
+
+
+def _synced(folder: Path, tmp: Path, settings, embedder):
     from dataclasses import replace
 
     from config import SourceConfig
     from knowledge import KnowledgeBase
 
-    folder = copy_pages(tmp / "docs", pages)
     kb = KnowledgeBase(replace(settings, sources=[SourceConfig(name="docs", path=str(folder))]), tmp / "home",
                        embedder=embedder)
     kb.sync()

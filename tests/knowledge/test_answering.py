@@ -16,7 +16,7 @@ from knowledge.parsing import strip_template_tags
 from knowledge.scoring import bm25_share, combine, evidence_score, rank_agreement
 from knowledge.sentences import ROW, embedding_inputs, split_units
 from knowledge.types import Passage
-from tests.conftest import CORPUS, needs_shared, synced_kb
+from tests.conftest import CORPUS, needs_shared, synced_kb, written_kb
 
 WEBHOOK_DOCS = """Webhooks are sent as `POST` requests with a JSON body.
 
@@ -829,24 +829,14 @@ def test_a_step_that_answers_brings_every_step_in_order_and_a_tables_best_row_le
                                                                                       embedder):
     """A newcomer's wiki: "How do I set up the VPN?" showed steps 2, 4 and 5 with 1 and 3 in a quote; "how long
     is parental leave" opened with the annual leave row of the leave table."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vpn.md").write_text(
-        "# VPN setup\n\nAll remote work needs the Acme VPN. It uses WireGuard and your SSO account.\n\n## Steps\n\n"
-        "1. Install the WireGuard client from the Self Service app.\n2. Open https://vpn.acme.example and sign in "
+    kb = written_kb(tmp_path, {
+        "vpn.md": "# VPN setup\n\nAll remote work needs the Acme VPN. It uses WireGuard and your SSO account.\n\n"
+        "## Steps\n\n1. Install the WireGuard client from the Self Service app.\n2. Open https://vpn.acme.example and sign in "
         "with your SSO account.\n3. Click Download profile and save the acme.conf file.\n4. In WireGuard, choose "
         "Import tunnel from file and pick acme.conf.\n5. Turn the tunnel on and approve the push on your phone.\n",
-        encoding="utf-8")
-    (docs / "leave.md").write_text(
-        "# Leave policy\n\n## Leave types\n\n| Type | Days per year | Paid |\n|---|---|---|\n"
+        "leave.md": "# Leave policy\n\n## Leave types\n\n| Type | Days per year | Paid |\n|---|---|---|\n"
         "| Annual leave | 25 | Yes |\n| Sick leave | 10 | Yes |\n| Parental leave | 16 weeks | Yes |\n"
-        "| Unpaid leave | up to 30 | No |\n", encoding="utf-8")
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="it", path=str(docs))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+        "| Unpaid leave | up to 30 | No |\n"}, sample_settings, embedder)
 
     steps = kb.ask("How do I set up the VPN?").direct_answer
     leave = kb.ask("How long is parental leave and is it paid?").direct_answer
@@ -858,19 +848,11 @@ def test_a_step_that_answers_brings_every_step_in_order_and_a_tables_best_row_le
 
 def test_numbered_steps_keep_their_numbers_in_the_direct_answer(tmp_path, sample_settings, embedder):
     """A newcomer's VPN page: its numbered steps came out as "•" bullets, the order lost."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vpn.md").write_text(
+    kb = written_kb(tmp_path, {"vpn.md": (
         "# VPN\n\n## Set up the VPN\n\nTo set up the VPN on a new laptop:\n\n"
         "1. Install GlobalProtect from the Self Service app.\n2. Open GlobalProtect and enter vpn.acme.example as "
         "the portal.\n3. Sign in with your SSO account and approve the push on your phone.\n\n"
-        "## Who to ask\n\nPost in #it-help when the portal does not answer.\n", encoding="utf-8")
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="it", path=str(docs))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+        "## Who to ask\n\nPost in #it-help when the portal does not answer.\n")}, sample_settings, embedder)
 
     answer = kb.ask("what are the steps to set up the vpn?")
 
