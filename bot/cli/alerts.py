@@ -8,7 +8,7 @@
     minerva report [--out report.html] [--no-signals]   the weekly quality report as one HTML page
 
 Each command opens the store, calls one library function and prints; a `config.MinervaError` becomes ``Error: …``
-(`bot.cli.MinervaGroup`).
+(`bot.cli.main.MinervaGroup`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from bot.cli_monitoring import now_option
+from bot.cli.monitoring import now_option
 
 
 def register(cli: click.Group) -> None:
@@ -221,8 +221,8 @@ def _runner(obj, *, with_slack: bool, now: datetime | None = None):
     notifier = None
     token = os.environ.get("SLACK_BOT_TOKEN", "")
     if with_slack and token:
-        from bot.app import make_client
-        from bot.digests import SlackNotifier
+        from bot.slack.app import make_client
+        from bot.slack.digests import SlackNotifier
 
         notifier = SlackNotifier(make_client(token, os.environ.get("SLACK_API_URL") or None),
                                  seconds_between_posts=cfg.digest.seconds_between_posts, top_items=cfg.digest.top_items)

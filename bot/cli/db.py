@@ -10,7 +10,7 @@ database (`feedback.copy.copy_store`: schema created, every table copied in one 
 moved past the copied ids), then prints the rows copied per table. It refuses a target that already holds
 feedback rows unless ``--force``, which replaces them (in the same transaction). Afterwards point every
 replica at the new database with ``MINERVA_DATABASE_URL`` (or ``database.url``) and keep the SQLite file as
-a backup. ``local`` starts a PostgreSQL server from the pgserver wheel (`bot.local_postgres`) with its data in
+a backup. ``local`` starts a PostgreSQL server from the pgserver wheel (`bot.cli.local_postgres`) with its data in
 ``<home>/postgres`` (or ``--dir``), Unix socket only, and prints the URL to use; it runs until ``--stop``. No SQL
 over the store here; passwords are never printed (`feedback.db.redact`).
 """
@@ -126,7 +126,7 @@ def local(obj, folder: str | None, url_only: bool, stop: bool) -> None:
     running the command again prints the same URL. A database named `minerva` is created on it. Needs the
     pgserver package: pip install 'minerva[replicas]'.
     """
-    from bot import local_postgres
+    from bot.cli import local_postgres
 
     target = Path(folder) if folder else local_postgres.default_folder(obj.home)
     again = "" if folder is None else f" --dir {target}"

@@ -3,9 +3,9 @@
 One `Check` per line, in the order a deployment is built: the config loads; every source folder exists, is
 readable and holds pages; the index exists, was built with the configured embedding model and has its
 answer-unit vectors; the feedback store opens and its schema is current; the Slack tokens are present, of
-the right type and accepted (`bot.slack_check`); the token has every scope ``manifest.yml`` asks for (Slack
+the right type and accepted (`bot.slack.check`); the token has every scope ``manifest.yml`` asks for (Slack
 returns the granted ones in ``auth.test``'s ``x-oauth-scopes`` header; the channel history scopes only when a
-channel uses ``respond: questions``, `bot.channels.CHANNEL_HISTORY_SCOPES`); and each alert/digest channel
+channel uses ``respond: questions``, `bot.slack.channels.CHANNEL_HISTORY_SCOPES`); and each alert/digest channel
 (``alerts.yaml`` routing, else ``slack.alert_channel``/``slack.digest_channel``) exists and has the bot as
 a member (``conversations.info``).
 
@@ -308,7 +308,7 @@ def _database_check(target: str, shown: str, current: int) -> Check:
 
 
 def _token_check(env, timeout: float):
-    from bot.slack_check import SlackCredentialError, check_credentials
+    from bot.slack.check import SlackCredentialError, check_credentials
 
     try:
         identity = check_credentials(env, timeout=timeout)
@@ -322,7 +322,7 @@ def _token_check(env, timeout: float):
 def needed_scopes(manifest_list: list[str], settings) -> list[str]:
     """The manifest's scopes this config needs: all but the `CHANNEL_HISTORY_SCOPES` no ``respond: questions``
     channel of ``settings`` calls for (all of them when the config did not load)."""
-    from bot.channels import CHANNEL_HISTORY_SCOPES, needed_history_scopes
+    from bot.slack.channels import CHANNEL_HISTORY_SCOPES, needed_history_scopes
 
     if settings is None:
         return manifest_list

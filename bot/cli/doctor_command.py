@@ -1,4 +1,4 @@
-"""`minerva doctor`: is this deployment ready? One ✓/✗ line per check, with what to fix (`bot.doctor`)."""
+"""`minerva doctor`: is this deployment ready? One ✓/✗ line per check, with what to fix (`bot.cli.doctor`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def doctor(obj, as_json: bool, no_slack: bool, manifest: str | None) -> None:
     and accepted; the token has every scope manifest.yml asks for; the bot is a member of each alert and
     digest channel.
     """
-    from bot.doctor import MANIFEST, exit_code, render, run_checks, to_json
+    from bot.cli.doctor import MANIFEST, exit_code, render, run_checks, to_json
 
     checks = run_checks(obj.settings, obj.home, config_error=obj.config_error, manifest=manifest or MANIFEST,
                         slack=not no_slack)

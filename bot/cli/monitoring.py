@@ -11,7 +11,7 @@
 
 Each signal command runs the same evaluation as its scheduled job (review candidates are filed too) and
 prints it; ``--json`` prints ``{"status": …, "findings": […]}``. A `config.MinervaError` becomes ``Error: …``
-(`bot.cli.MinervaGroup`).
+(`bot.cli.main.MinervaGroup`).
 ``--now 2026-11-30`` (ISO date or date/time; naive means UTC) runs it as of that moment, to replay a window
 or check a threshold (issue 11 item 8); `minerva jobs run` and `minerva report` take it too.
 """

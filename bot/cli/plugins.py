@@ -7,8 +7,8 @@ import importlib
 import click
 
 #: Modules that define ``register(cli: click.Group) -> None``; each adds its own commands.
-PLUGIN_MODULES = ("bot.cli_monitoring", "bot.cli_alerts", "bot.cli_retrieval", "bot.cli_hygiene", "bot.cli_setup",
-                  "bot.cli_privacy", "bot.cli_doctor", "bot.cli_db", "bot.cli_sandbox")
+PLUGIN_MODULES = ("bot.cli.monitoring", "bot.cli.alerts", "bot.cli.retrieval", "bot.cli.hygiene", "bot.cli.sources",
+                  "bot.cli.privacy", "bot.cli.doctor_command", "bot.cli.db", "bot.cli.sandbox_command")
 
 
 def register_all(cli: click.Group) -> None:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import click
 
-from bot.cli_monitoring import now_option
+from bot.cli.monitoring import now_option
 
 
 def register(cli: click.Group) -> None:

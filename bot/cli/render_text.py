@@ -16,7 +16,7 @@ _INDENT = re.compile(r"^(\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?)(.*)$")
 def render_answer_text(answer: Answer, badges: dict[str, str] | None = None) -> str:
     """The answer as plain text (no Markdown: issue 23, "the terminal shows the same reply as plain text"),
     followed by numbered sources with heading and age, one per line; ``badges``: doc_id → verification badge
-    (`bot.verification_badges`, issue 25), added to its source line."""
+    (`bot.slack.verification_badges`, issue 25), added to its source line."""
     lines = [plain(answer.text)]
     if answer.citations:
         lines.append("")

@@ -4,7 +4,7 @@
     minerva sandbox --replicas 2 [--database-url URL] [--thumbs-down] QUESTION…
 
 The questions are asked in one thread (the later ones as follow-ups) as signed Slack events, and what the bot
-posts is printed as Slack shows it (`bot.sandbox.conversation`). The index is the one ``minerva`` reads for this
+posts is printed as Slack shows it (`bot.cli.sandbox.conversation`). The index is the one ``minerva`` reads for this
 ``--config``/``--home``. With one replica the real app runs in this process against a throwaway store; with
 ``--replicas N`` real ``minerva serve`` processes share the PostgreSQL database ``--database-url`` (default:
 ``MINERVA_DATABASE_URL`` or ``database.url``; ``minerva db local`` starts one) and each event also reaches the
@@ -67,7 +67,7 @@ def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, c
     elif warning := config_mismatch(obj.home, obj.settings):
         click.echo(f"warning: {warning}", err=True)
     if replicas == 1:
-        from bot.sandbox.conversation import run
+        from bot.cli.sandbox.conversation import run
         from knowledge import KnowledgeBase
 
         try:
@@ -95,7 +95,7 @@ def _shared_database(obj, database_url: str | None, count: int) -> str:
 def _sandbox_replicas(ctx: click.Context, questions: list[str], count: int, url: str, thumbs_down: bool) -> None:
     import asyncio
 
-    from bot.sandbox.conversation import run_replicas
+    from bot.cli.sandbox.conversation import run_replicas
     from config.home_sources import home_sources_path
     from feedback.db import redact
     from knowledge.index import index_root

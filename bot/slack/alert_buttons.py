@@ -16,8 +16,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import escape
-from bot.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_SILENCE_ACTION, parse_alert_value,
+from bot.slack.blocks import escape
+from bot.slack.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_SILENCE_ACTION, parse_alert_value,
                                parse_page_value)
 from feedback import FeedbackError
 from jobs.alerts import AlertingError, acknowledge, get_alert
@@ -98,7 +98,7 @@ ONLY_OWNERS = ("Only the page's owner or an admin (`slack.admins`) can change wh
 
 async def handle_page_button(store, executor: Executor | None, client: AsyncWebClient, body: dict, action: dict, *,
                              config, documents, defaults: dict[str, str], admins: list[str]) -> str:
-    """Apply a "Take out of search" or "Put back in search" click (`bot.digest_blocks.page_buttons`) to the
+    """Apply a "Take out of search" or "Put back in search" click (`bot.slack.digest_blocks.page_buttons`) to the
     pages of the alert the button names, for those pages the clicker may change: the page's owner (a user id,
     or a member of the owner's user group) or a member of ``admins``. Confirms privately; returns the text.
 

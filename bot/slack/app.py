@@ -21,18 +21,18 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alert_buttons import handle_alert_button, handle_page_button
-from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
-from bot import experts
-from bot.channels import answers_message
-from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
-from bot.replies import Responder
-from bot.slack_check import SlackIdentity
-from bot.slack_gate import GatedApp
-from bot.slack_origin import allowed_origin
-from bot.verify_blocks import VERIFY_ACTIONS
-from bot.verify_buttons import handle_verify_button
-from bot.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
+from bot.slack.alert_buttons import handle_alert_button, handle_page_button
+from bot.slack.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
+from bot.slack import experts
+from bot.slack.channels import answers_message
+from bot.slack.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
+from bot.slack.replies import Responder
+from bot.slack.check import SlackIdentity
+from bot.slack.gate import GatedApp
+from bot.slack.origin import allowed_origin
+from bot.slack.verify_blocks import VERIFY_ACTIONS
+from bot.slack.verify_buttons import handle_verify_button
+from bot.slack.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
 from config import Settings
 from config.alerts import alerts_config_for
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
@@ -85,7 +85,7 @@ def build_app(
         client: Web API client (see `make_client`).
         signing_secret: verifies request signatures in HTTP mode (bad signature or stale timestamp → 401).
         executor: thread pool for retrieval and SQLite; default 2 workers (one per core).
-        identity: the bot's own ids (``auth.test`` at start, `bot.slack_check`): the workspace (and app, when
+        identity: the bot's own ids (``auth.test`` at start, `bot.slack.check`): the workspace (and app, when
             Slack names it) answered unless ``slack.workspaces`` / ``slack.app_id`` say otherwise. None: the
             app asks ``auth.test`` itself before the first request.
     """
@@ -104,7 +104,7 @@ def build_app(
 
     @app.event("message")
     async def on_message(event: dict, body: dict, client: AsyncWebClient) -> None:
-        # Direct messages; in a channel only a question posted in a `respond: questions` one (bot.channels):
+        # Direct messages; in a channel only a question posted in a `respond: questions` one (bot.slack.channels):
         # elsewhere the bot answers mentions (app_mention), never every message.
         is_dm = event.get("channel_type") == "im"
         if is_dm and (event.get("subtype") or event.get("bot_id")):
@@ -132,7 +132,7 @@ def build_app(
 
     @app.action(VOTE_REASON_PATTERN)
     async def on_vote_reason(ack, body: dict, action: dict, respond) -> None:
-        # One of the reason buttons offered privately after a 👎 (bot.vote_reasons).
+        # One of the reason buttons offered privately after a 👎 (bot.slack.vote_reasons).
         text = await _stored_then_acked(ack, store_reason(store, responder.executor, body, action))
         await confirm_reason(respond, text)
 
@@ -160,7 +160,7 @@ def build_app(
     app.action(ALERT_QUARANTINE_ACTION)(on_page_button)
     app.action(ALERT_RELEASE_ACTION)(on_page_button)
 
-    # "Ask an expert", the answer modal, "Answer this once" and votes on kept answers (issue 25, bot.experts)
+    # "Ask an expert", the answer modal, "Answer this once" and votes on kept answers (issue 25, bot.slack.experts)
     experts.register(app, responder.experts, stored_then_acked=_stored_then_acked, confirm=_confirm_privately)
     async def on_verify_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         # A verification message's buttons (issue 25 item 3): the page's owners and slack.admins only.

@@ -188,7 +188,7 @@ def answer_blocks(answer: Answer, badges: dict[str, str] | None = None) -> list[
     and 👍/👎 buttons. Every label, note and button is in the question's language (``answer.language``,
     `knowledge.messages`); quoted page text stays as the page writes it.
 
-    ``badges``: doc_id → the page's verification badge (`bot.verification_badges`, mrkdwn we built), shown
+    ``badges``: doc_id → the page's verification badge (`bot.slack.verification_badges`, mrkdwn we built), shown
     on its citation lines. A refusal gets one section with the refusal sentence and no buttons.
     """
     language = answer.language
@@ -310,7 +310,7 @@ def _citation_line(citation, heading: str | None = None, language: str = "en", b
     outdated = ""
     if getattr(citation, "outdated", False):  # front matter `outdated: true`
         outdated = " · :warning: " + escape(message("citation.outdated", language))
-    verified = f" · {badge}" if badge else ""  # built by bot.verify_blocks.badge_text: a mention, not page text
+    verified = f" · {badge}" if badge else ""  # built by bot.slack.verify_blocks.badge_text: a mention, not page text
     return truncate(f"[{citation.number}] {link}{heading} · {updated}{outdated}{verified}", SECTION_LIMIT)
 
 

@@ -72,7 +72,7 @@ def answers_message(event: dict, channel: ChannelConfig) -> bool:
     """Whether a ``message`` event from a channel (not a DM) is answered although it does not mention the bot:
     the channel is ``respond: questions`` and the message is a person's top-level post (no thread, no bot, no
     subtype such as an edit or a join) that `asks_something`. A mention in it arrives as ``app_mention`` too;
-    `bot.app` claims each message once, so it is answered once."""
+    `bot.slack.app` claims each message once, so it is answered once."""
     if channel.respond != "questions" or event.get("subtype") or event.get("bot_id"):
         return False
     if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
@@ -82,7 +82,7 @@ def answers_message(event: dict, channel: ChannelConfig) -> bool:
 
 
 def channel_filter(base: SearchFilter, channel: ChannelConfig) -> SearchFilter:
-    """``base`` (what the asker may see, `bot.replies.Responder._filter`) narrowed to ``channel.collections``.
+    """``base`` (what the asker may see, `bot.slack.replies.Responder._filter`) narrowed to ``channel.collections``.
 
     Returns ``base`` itself for a channel without ``collections``; otherwise a filter whose ``collections`` is
     the intersection (an empty intersection searches nothing, and the refusal says what was searched)."""

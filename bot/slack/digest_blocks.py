@@ -15,8 +15,8 @@ from datetime import datetime
 
 import regex
 
-from bot.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, slack_link, truncate
-from bot.experts import gap_button
+from bot.slack.blocks import BLOCK_LIMIT, FALLBACK_LIMIT, SECTION_LIMIT, escape, slack_link, truncate
+from bot.slack.experts import gap_button
 from jobs.alerts import Notice
 from jobs.digest import Digest, DigestGroup, DigestItem
 from jobs.page_actions import QUARANTINE, RELEASE
@@ -192,7 +192,7 @@ def _waiting_text(digest: Digest) -> str:
 def page_buttons(fingerprint: str, action: str, documents: tuple[str, ...], *, one_page: bool = False) -> list[dict]:
     """The button that takes an alert's pages out of search ("quarantine", with Slack's confirmation dialog: it
     changes what everyone is answered from) or puts a quarantined page back ("release"); none for other
-    alerts. Only the pages' owners and ``slack.admins`` may use them (`bot.alert_buttons`, issue 26).
+    alerts. Only the pages' owners and ``slack.admins`` may use them (`bot.slack.alert_buttons`, issue 26).
     ``one_page``: the button acts on ``documents[0]`` alone (an owner's message names one page; its value is
     ``"{fingerprint}|{doc_id}"``, `parse_page_value`)."""
     value = f"{fingerprint}|{documents[0]}" if one_page and documents else fingerprint

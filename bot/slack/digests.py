@@ -1,7 +1,7 @@
 """Posting alerts and digests to Slack with the bot's AsyncWebClient (`jobs.notify.Notifier`).
 
 Posts are paced per channel (about one message per second, notes/slack.md); HTTP 429 is retried by the
-client's `AsyncRateLimitErrorRetryHandler` (`bot.app.make_client`: 3 retries, so a fourth 429 in a row fails
+client's `AsyncRateLimitErrorRetryHandler` (`bot.slack.app.make_client`: 3 retries, so a fourth 429 in a row fails
 the post). A Slack error never raises: it comes back as a `Delivery` with the error code and a log line
 saying how to fix it (``not_in_channel`` → invite the bot), and `jobs.notify` turns it into a critical
 ``slack_delivery_failed`` alert and posts the items again on the next sweep. After ``invalid_auth`` or
@@ -21,7 +21,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.digest_blocks import SlackMessage, alert_messages, digest_messages
+from bot.slack.digest_blocks import SlackMessage, alert_messages, digest_messages
 from jobs.alerts import Notice
 from jobs.digest import Digest
 from jobs.notify import Delivery
@@ -118,7 +118,7 @@ class SlackNotifier:
             One delivery per message tried (channel = the user id), or one failed delivery for the group
             when its members cannot be read (Slack's error, e.g. ``missing_scope``, ``no_such_subteam``).
         """
-        from bot.owner_blocks import owner_message
+        from bot.slack.owner_blocks import owner_message
 
         message = owner_message(report)
         users, failed = await self._members(owner)
@@ -131,12 +131,12 @@ class SlackNotifier:
 
     async def post_verification(self, owner: str, ask) -> list[Delivery]:
         """Ask ``owner`` to verify a page (`jobs.verification.VerificationAsk`, issue 25 item 3) in a direct
-        message with the three buttons (`bot.verify_blocks`); a user group's members each get it.
+        message with the three buttons (`bot.slack.verify_blocks`); a user group's members each get it.
 
         Returns:
             One delivery per message tried, or one failed delivery for a group whose members cannot be read.
         """
-        from bot.verify_blocks import verification_message
+        from bot.slack.verify_blocks import verification_message
 
         users, failed = await self._members(owner)
         if failed is not None:

@@ -32,7 +32,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import BLOCK_LIMIT, escape, section_blocks, slack_reference, to_mrkdwn, truncate
+from bot.slack.blocks import BLOCK_LIMIT, escape, section_blocks, slack_reference, to_mrkdwn, truncate
 from config import Settings, expert_target, slack_owner_id
 from feedback import FeedbackError, InvalidRecord, UnknownAnswer
 from feedback.windows import collection_of
@@ -103,7 +103,7 @@ def ask_button(answer_id: str, language: str) -> dict:
 
 def with_ask_button(blocks: list[dict], answer_id: str, language: str) -> list[dict]:
     """``blocks`` with "Ask an expert": beside "Report a wrong answer" when the reply has it (no block more,
-    so the block limit `bot.blocks.answer_blocks` kept still holds), else in an actions block of its own."""
+    so the block limit `bot.slack.blocks.answer_blocks` kept still holds), else in an actions block of its own."""
     blocks = list(blocks)
     button = ask_button(answer_id, language)
     if blocks and blocks[-1].get("type") == "actions":
@@ -386,10 +386,10 @@ class ExpertDesk:
 
 
 def register(app, desk: ExpertDesk, *, stored_then_acked, confirm) -> None:
-    """Register the expert listeners on the Bolt ``app`` (`bot.app.build_app`).
+    """Register the expert listeners on the Bolt ``app`` (`bot.slack.app.build_app`).
 
     Args:
-        stored_then_acked, confirm: `bot.app`'s ``_stored_then_acked`` (store a click, then ack it) and
+        stored_then_acked, confirm: `bot.slack.app`'s ``_stored_then_acked`` (store a click, then ack it) and
             ``_confirm_privately`` (an ephemeral note to the clicker).
     """
 

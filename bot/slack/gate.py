@@ -6,7 +6,7 @@ listeners (issue 10 item 5). `GatedApp` is the Bolt app with a gate in front:
 
 - HTTP: a body that is not UTF-8 or carries no signature headers → 400; a wrong signature or stale
   timestamp → 401 (as Bolt); a signed body that cannot be parsed → 200, logged (Slack would only retry it);
-- both modes: a payload from another workspace or app (`bot.slack_origin`) → 200, logged as
+- both modes: a payload from another workspace or app (`bot.slack.origin`) → 200, logged as
   ``slack.foreign_workspace`` with its ids, and nothing else: no listener runs, no reply is sent;
 - both modes: a parsed payload whose fields have the wrong shape (`payload_problem`) → 200 and, when the
   payload names a user and a channel, a private (ephemeral) message saying nothing was changed;
@@ -15,7 +15,7 @@ listeners (issue 10 item 5). `GatedApp` is the Bolt app with a gate in front:
 - whatever still fails inside Bolt's own machinery → 200, logged without the payload.
 
 Usage: ``GatedApp(client=client, signing_secret=secret, origin=allowed, process_before_response=False)``, as
-`AsyncApp`; in Socket Mode behind `bot.slack_socket.GatedSocketModeHandler`, which acks envelopes whose payload
+`AsyncApp`; in Socket Mode behind `bot.slack.socket_mode.GatedSocketModeHandler`, which acks envelopes whose payload
 is not even an object before slack_sdk reads them.
 """
 
@@ -36,8 +36,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-from bot.slack_check import identity_of
-from bot.slack_origin import AllowedOrigin, is_unscoped, own_workspaces, request_origin
+from bot.slack.check import identity_of
+from bot.slack.origin import AllowedOrigin, is_unscoped, own_workspaces, request_origin
 
 log = structlog.get_logger(__name__)
 #: Slack's replay window: a request whose timestamp is further off is refused (slack_sdk's SignatureVerifier).
@@ -171,7 +171,7 @@ class GatedApp(AsyncApp):
 
     Args:
         signing_secret: as for `AsyncApp`; also verifies HTTP requests before their body is parsed.
-        origin: the workspaces and app whose requests are answered (`bot.slack_origin.allowed_origin`); no
+        origin: the workspaces and app whose requests are answered (`bot.slack.origin.allowed_origin`); no
             workspaces (the default) = the bot token's own, asked from ``auth.test`` before the first request.
         **kwargs: passed to `AsyncApp` (``client``, ``process_before_response`` …).
     """

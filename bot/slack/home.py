@@ -31,7 +31,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import escape, slack_link, slack_reference, truncate
+from bot.slack.blocks import escape, slack_link, slack_reference, truncate
 from config import ChannelConfig, Settings, expert_target
 from knowledge.messages import DEFAULT_LANGUAGE, message, normalise_language
 
@@ -84,7 +84,7 @@ class HomeFacts:
 
 class GroupMembers:
     """User group id (S…) → its members' user ids, as ``usergroups.users.list`` answered less than ``ttl``
-    seconds ago. The app keeps one (`bot.replies.Responder`), so opening App Home again within the TTL asks Slack
+    seconds ago. The app keeps one (`bot.slack.replies.Responder`), so opening App Home again within the TTL asks Slack
     nothing; each replica has its own.
 
     A group Slack does not list (``no_such_subteam``, ``missing_scope``, a network error) is not kept: the next

@@ -7,7 +7,7 @@ same secret, and the bot answered them; in a DM the reply quoted a page restrict
 `AllowedOrigin` is what may come in: the workspaces / Enterprise Grid organisations of ``slack.workspaces``
 (default: the bot token's own, from ``auth.test``) and the app of ``slack.app_id`` (default: the one Slack
 names, when it does). `request_origin` reads the ids a payload names; `AllowedOrigin.refusal` says why it is
-refused, or None. The gate (`bot.slack_gate.GatedApp`) acknowledges a refused request, so Slack does not retry
+refused, or None. The gate (`bot.slack.gate.GatedApp`) acknowledges a refused request, so Slack does not retry
 it, logs ``slack.foreign_workspace`` and does nothing else.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.slack_check import SlackIdentity
+from bot.slack.check import SlackIdentity
 from config import SlackConfig
 
 #: Payload types that name no workspace and carry nothing from a user: Slack's checks of the request URL.

@@ -8,8 +8,8 @@ listed, and evidence is cut to `MAX_EVIDENCE_CHARS` per finding.
 
 from __future__ import annotations
 
-from bot.blocks import BLOCK_LIMIT, escape, section_blocks, slack_link, truncate
-from bot.digest_blocks import SlackMessage, page_buttons
+from bot.slack.blocks import BLOCK_LIMIT, escape, section_blocks, slack_link, truncate
+from bot.slack.digest_blocks import SlackMessage, page_buttons
 from jobs.page_actions import PROPOSE_QUARANTINE, QUARANTINE
 from jobs.owners import OwnerReport, PageFinding
 

@@ -22,12 +22,12 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import answer_blocks, fallback_text
-from bot.channels import channel_filter, language_is_clear, reply_language
-from bot.experts import ExpertDesk
-from bot.home import GroupMembers
+from bot.slack.blocks import answer_blocks, fallback_text
+from bot.slack.channels import channel_filter, language_is_clear, reply_language
+from bot.slack.experts import ExpertDesk
+from bot.slack.home import GroupMembers
 from bot.records import record_answer
-from bot.slack_text import has_words, normalise_question
+from bot.slack.text import has_words, normalise_question
 from config import ChannelConfig, Settings
 from feedback import FeedbackStore
 from knowledge.language import detect_language
@@ -119,8 +119,8 @@ class Responder:
             log.exception("slack.respond_failed")
 
     async def publish_home(self, client: AsyncWebClient, user: str) -> None:
-        """App Home for ``user`` (`bot.home.publish_home`, which builds it)."""
-        from bot.home import publish_home
+        """App Home for ``user`` (`bot.slack.home.publish_home`, which builds it)."""
+        from bot.slack.home import publish_home
 
         await publish_home(client, user, kb=self.kb, store=self.store, settings=self.settings,
                            executor=self.executor, groups=self.home_groups)
@@ -135,7 +135,7 @@ class Responder:
         """(fallback text, blocks, answer id) for a question in Slack markup; blocks are [] and the id None for
         error messages and hints.
 
-        The question is cleaned (`bot.slack_text.normalise_question`) before retrieval and before it is stored;
+        The question is cleaned (`bot.slack.text.normalise_question`) before retrieval and before it is stored;
         one with no words left gets a hint and is not recorded (it is no refusal: there was nothing to answer).
         """
         question = normalise_question(question)
@@ -173,8 +173,8 @@ class Responder:
         return fallback_text(answer), blocks, answer.answer_id
 
     async def _badges(self, answer: Answer) -> dict[str, str]:
-        """The cited pages' verification badges (`bot.verification_badges`, issue 25 item 3), off the loop."""
-        from bot.verification_badges import answer_badges
+        """The cited pages' verification badges (`bot.slack.verification_badges`, issue 25 item 3), off the loop."""
+        from bot.slack.verification_badges import answer_badges
 
         def lookup() -> dict[str, str]:
             try:

@@ -27,9 +27,9 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app import build_app, make_client
-from bot.slack_check import SlackIdentity
-from bot.slack_gate import APP_ID_FIX, GatedApp
+from bot.slack.app import build_app, make_client
+from bot.slack.check import SlackIdentity
+from bot.slack.gate import APP_ID_FIX, GatedApp
 from config import DashboardConfig, Settings
 from config.alerts import AlertsConfig, alerts_config_for
 from config.errors import MinervaError
@@ -103,7 +103,7 @@ def create_app(settings: Settings, home: Path, secrets: SlackSecrets, kb: Knowle
     """The Bolt app wired to the knowledge base and the feedback store under ``home``.
 
     ``identity`` (``auth.test`` at start) names the workspace whose requests are answered when the config's
-    ``slack.workspaces`` is empty (see `bot.app.build_app`).
+    ``slack.workspaces`` is empty (see `bot.slack.app.build_app`).
 
     Raises:
         ConfigError: the alerting config (``alerts.yaml``) is invalid.
@@ -206,7 +206,7 @@ def dashboard_renderer(runtime: ServeRuntime, ttl: float = DASHBOARD_TTL) -> Cal
 def start_scheduler(runtime: ServeRuntime):
     """Start the monitoring jobs for ``runtime`` (call from a coroutine); None when another process on this
     MINERVA_HOME already runs them (logged)."""
-    from bot.digests import SlackNotifier
+    from bot.slack.digests import SlackNotifier
     from jobs.runner import JobEnv, JobRunner
     from jobs.scheduler import MinervaScheduler
 
@@ -245,7 +245,7 @@ async def run(app: AsyncApp, secrets: SlackSecrets, *, host: str = "0.0.0.0", po
         dashboard = await start_dashboard(runtime) if runtime else None
         runners += [dashboard] if dashboard else []
         if secrets.app_token:
-            from bot.slack_socket import GatedSocketModeHandler
+            from bot.slack.socket_mode import GatedSocketModeHandler
 
             handler = GatedSocketModeHandler(app, secrets.app_token)
             log.info("serve.socket_mode")

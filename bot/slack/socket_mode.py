@@ -1,7 +1,7 @@
 """Socket Mode with the gate in front: slack_bolt's `AsyncSocketModeHandler`, with a client that acks an envelope
 whose payload is not a JSON object and tells the app the app id its connection belongs to.
 
-slack_sdk turns each envelope into a `SocketModeRequest` before Bolt (and `bot.slack_gate.GatedApp`) sees it:
+slack_sdk turns each envelope into a `SocketModeRequest` before Bolt (and `bot.slack.gate.GatedApp`) sees it:
 a payload that is a list, a number, true/false or null raises there, inside the SDK, which logs a traceback
 and never acks, so Slack sends the envelope again and again; a text payload becomes ``{"text": …}`` and reaches
 the app as if it were an object (issue 27). `GatedSocketModeClient` acks such an envelope at once and logs
@@ -9,7 +9,7 @@ the app as if it were an object (issue 27). `GatedSocketModeClient` acks such an
 request fails on some malformed objects (a ``user`` that is a number) before the app's dispatch runs:
 `GatedSocketModeHandler` has the gate screen each payload first (`GatedApp.screen`), as HTTP mode does.
 
-Usage (what `bot.server.run` does): ``await GatedSocketModeHandler(app, app_token).start_async()``.
+Usage (what `bot.slack.server.run` does): ``await GatedSocketModeHandler(app, app_token).start_async()``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from bot.slack_gate import GatedApp, kind_of
+from bot.slack.gate import GatedApp, kind_of
 
 log = structlog.get_logger(__name__)
 #: The keys that make a Socket Mode message an envelope (as slack_sdk's `SocketModeRequest.from_dict` reads them).

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import structlog
 
-from bot.verify_blocks import badge_text
+from bot.slack.verify_blocks import badge_text
 from feedback import parse_utc
 from jobs.verification import interval_of, is_overdue, source_intervals
 

@@ -2,7 +2,7 @@
 citation badges of replies.
 
 The message names the page, why it is due, its signals in sentences (citations, 👎 reasons, open findings:
-never JSON) and three buttons whose value is ``"{doc_id}|{asked_at}"``: the handler (`bot.verify_buttons`)
+never JSON) and three buttons whose value is ``"{doc_id}|{asked_at}"``: the handler (`bot.slack.verify_buttons`)
 reads everything else from the store and the index, so a button in an old message still works after a
 restart, and a click answers the ask it came with and no later one. Words come from `knowledge.messages` in
 the page's language; page titles and findings are document text and are escaped.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.blocks import escape, section_blocks, slack_link, truncate
-from bot.digest_blocks import SlackMessage
+from bot.slack.blocks import escape, section_blocks, slack_link, truncate
+from bot.slack.digest_blocks import SlackMessage
 from knowledge.messages import message
 
 #: action_ids of the three buttons. Never rename: old messages carry them.

@@ -1,4 +1,4 @@
-"""The three buttons of a verification message (`bot.verify_blocks`, issue 25 item 3).
+"""The three buttons of a verification message (`bot.slack.verify_blocks`, issue 25 item 3).
 
 - "Still correct": the page is verified until now + its interval; the message is replaced by who confirmed
   it and the next check's date.
@@ -29,9 +29,9 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.alert_buttons import may_change as may_answer  # the owners / user groups / admins check of page buttons
-from bot.blocks import slack_reference
-from bot.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, answered_message, page_name, parse_value
+from bot.slack.alert_buttons import may_change as may_answer  # the owners / user groups / admins check of page buttons
+from bot.slack.blocks import slack_reference
+from bot.slack.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, answered_message, page_name, parse_value
 from feedback import FeedbackError
 from jobs.owners import owner_of
 from jobs.review import submit

@@ -59,7 +59,7 @@ def reason_blocks(answer_id: str, confirmation: str, language: str = DEFAULT_LAN
 
     Args:
         answer_id: the voted answer's id (carried by every button).
-        confirmation: the vote's confirmation sentence, shown first (plain text from `bot.app`).
+        confirmation: the vote's confirmation sentence, shown first (plain text from `bot.slack.app`).
         language: the words of the prompt and the buttons' labels (the voted answer's language).
 
     Returns:

@@ -1,8 +1,8 @@
 """`minerva sandbox`: ask the Slack bot questions in a fake workspace on this machine, and see what Slack would show.
 
-`run`: the real app (`bot.app.build_app`, `bot.server.create_web_app`) runs in this process on 127.0.0.1; each
+`run`: the real app (`bot.slack.app.build_app`, `bot.slack.server.create_web_app`) runs in this process on 127.0.0.1; each
 question is sent to it as a signed ``app_mention`` event (a follow-up question goes in the first one's thread),
-and what the bot posts to the fake Slack Web API (`bot.sandbox.slack_api.FakeSlack`) is printed as a reader
+and what the bot posts to the fake Slack Web API (`bot.cli.sandbox.slack_api.FakeSlack`) is printed as a reader
 would see it: sections, quotes, context lines and buttons. With ``thumbs_down`` it also clicks 👎 on each
 answer and prints the private reason picker that follows. ``channel`` asks in a channel of the config's
 ``channels:`` (its collections, private replies and language apply); ``separate`` asks each question as its own
@@ -10,7 +10,7 @@ message instead of one thread; ``expert_answer`` clicks "Ask an expert" on the f
 expert through the form, and asks the first question again to show the kept answer; ``home`` prints the App
 Home tab at the end. Answers and votes go to a throwaway store.
 
-`run_replicas`: the same conversation with several real ``minerva serve`` processes (`bot.sandbox.replicas`) on
+`run_replicas`: the same conversation with several real ``minerva serve`` processes (`bot.cli.sandbox.replicas`) on
 one shared database; each event goes to one replica and, at the same time, its Slack retry to the others, and
 the output says whether it was answered once and by which replica. 👎 clicks go to a replica that did not
 answer. No token, no network, no open port beyond 127.0.0.1.
@@ -31,9 +31,9 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from bot.sandbox.replicas import Cluster, Replica, start_replicas, stop_replicas
-from bot.sandbox.signing import button_click, event_envelope, mention_event, signed_request_headers
-from bot.sandbox.slack_api import FakeSlack
+from bot.cli.sandbox.replicas import Cluster, Replica, start_replicas, stop_replicas
+from bot.cli.sandbox.signing import button_click, event_envelope, mention_event, signed_request_headers
+from bot.cli.sandbox.slack_api import FakeSlack
 
 SECRET = "sandbox-signing-secret"
 CHANNEL, USER = "CSANDBOX", "USANDBOX"
@@ -81,7 +81,7 @@ def _mention(question: str, ts: str, thread_ts: str | None, channel: str = CHANN
 
 
 def _thumbs_down(answer: dict, ts: str, response_url: str) -> bytes:
-    from bot.blocks import FEEDBACK_ACTION
+    from bot.slack.blocks import FEEDBACK_ACTION
 
     payload = button_click(_down_value(answer), message=answer, message_ts=ts, user=USER,
                            action_id=FEEDBACK_ACTION, response_url=response_url)
@@ -118,7 +118,7 @@ async def run(kb, settings, questions: list[str], *, thumbs_down: bool, out: Tex
     """
     import copy
 
-    from bot.app import build_app, make_client
+    from bot.slack.app import build_app, make_client
     from feedback import FeedbackStore
 
     if expert_answer is not None and not settings.experts.ask:
@@ -132,7 +132,7 @@ async def run(kb, settings, questions: list[str], *, thumbs_down: bool, out: Tex
         store = FeedbackStore.open(Path(scratch) / "feedback.sqlite")
         app = build_app(kb, store, settings, client=make_client("xoxb-sandbox", fake.url), signing_secret=SECRET,
                         executor=executor)
-        from bot.server import EVENTS_PATH, create_web_app
+        from bot.slack.server import EVENTS_PATH, create_web_app
 
         server = TestServer(create_web_app(app), host="127.0.0.1")
         await server.start_server()
@@ -195,9 +195,9 @@ class _Talk:
     async def escalate(self, reply: dict, text: str) -> None:
         """"Ask an expert" on ``reply``, the expert's "Answer", the form submitted with ``text``; prints each
         step as the asker and the expert see it."""
-        from bot.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
+        from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
                                  PAGE_BLOCK, PAGE_INPUT)
-        from bot.sandbox.signing import view_submission
+        from bot.cli.sandbox.signing import view_submission
 
         ask = _button(reply, ASK_EXPERT_ACTION)
         if ask is None:

@@ -23,12 +23,12 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from bot.sandbox.signing import button_click, event_envelope, mention_event, signed_request_headers
+from bot.cli.sandbox.signing import button_click, event_envelope, mention_event, signed_request_headers
 
 #: Runs the `minerva` command line with this interpreter (the console script may not be on PATH).
-MINERVA = [sys.executable, "-c", "from bot.cli import main; main()"]
+MINERVA = [sys.executable, "-c", "from bot.cli.main import main; main()"]
 SECRET = "replica-signing-secret"
-FEEDBACK_ACTION = "minerva_feedback"  # bot.blocks.FEEDBACK_ACTION (literal: bot.blocks imports `knowledge`)
+FEEDBACK_ACTION = "minerva_feedback"  # bot.slack.blocks.FEEDBACK_ACTION (literal: bot.slack.blocks imports `knowledge`)
 #: The folder holding the `bot` package: put on the replicas' PYTHONPATH, so a clone that is not installed works.
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +105,7 @@ class Cluster:
 
     async def click(self, replica: Replica, value: str, answer_message: dict, user: str, response_url: str) -> int:
         """A 👍/👎 (``value`` "up"/"down") click by ``user`` on ``answer_message``, a recorded chat.postMessage body."""
-        value = f"{value}:{answer_id_of(answer_message)}"  # the button's value, as bot.blocks writes it
+        value = f"{value}:{answer_id_of(answer_message)}"  # the button's value, as bot.slack.blocks writes it
         payload = button_click(value, message=answer_message, message_ts=self.next_ts(), user=user,
                                action_id=FEEDBACK_ACTION, response_url=response_url)
         return await self.post(replica, urlencode({"payload": json.dumps(payload)}).encode())

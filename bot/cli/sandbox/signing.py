@@ -1,6 +1,6 @@
 """Requests as Slack sends them to an app: signed headers, ``event_callback`` envelopes, mentions, button clicks.
 
-Used by `minerva sandbox` (`bot.sandbox.conversation`, `bot.sandbox.replicas`) and by the tests
+Used by `minerva sandbox` (`bot.cli.sandbox.conversation`, `bot.cli.sandbox.replicas`) and by the tests
 (``tests/fakes/fixtures.py`` re-exports them beside its pytest fixtures).
 """
 
@@ -10,7 +10,7 @@ import time
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.sandbox.slack_api import APP_ID, BOT_USER_ID, TEAM_ID
+from bot.cli.sandbox.slack_api import APP_ID, BOT_USER_ID, TEAM_ID
 
 
 def signed_request_headers(secret: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:

@@ -20,7 +20,7 @@ Routes (all on ``http://127.0.0.1:<random port>``):
 - ``/upload/<file_id>``: the upload URL handed out by ``files.getUploadURLExternal``; recorded as
   method ``"file_upload"`` with the byte count as ``body["size"]``.
 - ``/socket/<n>``: the Socket Mode WebSocket that ``apps.connections.open`` (with an ``xapp-`` token)
-  hands out; script it through `FakeSlack.socket` (`bot.sandbox.socket_mode.FakeSocketMode`).
+  hands out; script it through `FakeSlack.socket` (`bot.cli.sandbox.socket_mode.FakeSocketMode`).
 
 Not modelled: Block Kit validation, message storage (``conversations.history`` returns no messages),
 real rate limits. Use `FakeSlack.fail_next` to script errors and 429s.
@@ -40,8 +40,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
-from bot.sandbox.local_server import LocalServer
-from bot.sandbox.socket_mode import FakeSocketMode
+from bot.cli.sandbox.local_server import LocalServer
+from bot.cli.sandbox.socket_mode import FakeSocketMode
 
 #: Identity the fake reports from ``auth.test``; also the author of messages it echoes back.
 BOT_USER_ID = "UBOT"
