@@ -63,7 +63,8 @@ def test_the_walk_finds_each_package_root_and_the_stand_alone_errors() -> None:
     assert {"config.settings.ConfigError", "knowledge.errors.KnowledgeError", "knowledge.generator.GeneratorUnavailable",
             "feedback.errors.FeedbackError", "feedback.copy.TargetNotEmpty", "feedback.alerting.UnknownAlert",
             "jobs.review.UnknownReviewItem", "jobs.runner.UnknownJob", "jobs.notify.Undelivered",
-            "bot.slack.check.SlackCredentialError", "bot.slack.server.MissingSecret", "bot.cli.local_postgres.PgserverMissing",
+            "bot.slack.check.SlackCredentialError", "bot.slack.server.MissingSecret",
+            "bot.cli.local_postgres.PgserverMissing",
             "knowledge.messages.MissingMessage"} <= set(_exception_classes())
 
 

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import escape
 from bot.slack.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_SILENCE_ACTION, parse_alert_value,
-                               parse_page_value)
+                                     parse_page_value)
 from feedback import FeedbackError
 from jobs.alerts import AlertingError, acknowledge, get_alert
 from jobs.owners import owner_of

@@ -25,7 +25,8 @@ from bot.slack.alert_buttons import handle_alert_button, handle_page_button
 from bot.slack.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, VOTE_DOWN_ACTION, VOTE_UP_ACTION, parse_vote_value
 from bot.slack import experts
 from bot.slack.channels import answers_message
-from bot.slack.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
+from bot.slack.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION,
+                                     ALERT_SILENCE_ACTION)
 from bot.slack.replies import Responder
 from bot.slack.check import SlackIdentity
 from bot.slack.gate import GatedApp

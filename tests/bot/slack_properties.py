@@ -46,7 +46,8 @@ from bot.slack.blocks import (
     VOTE_UP_ACTION,
     to_mrkdwn,
 )
-from bot.slack.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
+from bot.slack.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION,
+                                     ALERT_SILENCE_ACTION)
 from bot.slack.server import EVENTS_PATH, create_web_app
 from bot.slack.socket_mode import GatedSocketModeHandler
 from feedback import FeedbackStore

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
-                         EXPERT_VOTE_ACTION, PAGE_BLOCK, PAGE_INPUT, whom_to_ask)
+                               EXPERT_VOTE_ACTION, PAGE_BLOCK, PAGE_INPUT, whom_to_ask)
 from bot.slack.server import EVENTS_PATH
 from config import ChannelConfig, ExpertsConfig
 from tests.bot.test_slack_e2e import PRO_QUESTION, QUIET_SECONDS, SECRET, UNANSWERABLE, Bot, start_bot  # noqa: F401

@@ -248,7 +248,7 @@ async def test_ask_an_expert_click_modal_and_submission_over_socket_mode(fake_sl
     import copy
 
     from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
-                             PAGE_BLOCK, PAGE_INPUT)
+                                   PAGE_BLOCK, PAGE_INPUT)
     from bot.cli.sandbox.signing import view_submission
 
     settings = copy.deepcopy(sample_settings)

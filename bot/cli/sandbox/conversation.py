@@ -1,7 +1,8 @@
 """`minerva sandbox`: ask the Slack bot questions in a fake workspace on this machine, and see what Slack would show.
 
-`run`: the real app (`bot.slack.app.build_app`, `bot.slack.server.create_web_app`) runs in this process on 127.0.0.1; each
-question is sent to it as a signed ``app_mention`` event (a follow-up question goes in the first one's thread),
+`run`: the real app (`bot.slack.app.build_app`, `bot.slack.server.create_web_app`) runs in this process on
+127.0.0.1; each question is sent to it as a signed ``app_mention`` event (a follow-up question goes in the first
+one's thread),
 and what the bot posts to the fake Slack Web API (`bot.cli.sandbox.slack_api.FakeSlack`) is printed as a reader
 would see it: sections, quotes, context lines and buttons. With ``thumbs_down`` it also clicks 👎 on each
 answer and prints the private reason picker that follows. ``channel`` asks in a channel of the config's
@@ -195,8 +196,8 @@ class _Talk:
     async def escalate(self, reply: dict, text: str) -> None:
         """"Ask an expert" on ``reply``, the expert's "Answer", the form submitted with ``text``; prints each
         step as the asker and the expert see it."""
-        from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
-                                 PAGE_BLOCK, PAGE_INPUT)
+        from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION,
+                                       EXPERT_MODAL, PAGE_BLOCK, PAGE_INPUT)
         from bot.cli.sandbox.signing import view_submission
 
         ask = _button(reply, ASK_EXPERT_ACTION)
