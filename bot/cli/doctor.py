@@ -29,7 +29,7 @@ from knowledge.embedding import model_can_load, unknown_model_message
 log = structlog.get_logger(__name__)
 
 #: The app manifest whose bot scopes the token must have (the repository's ``manifest.yml``).
-MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
+MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"
 #: Seconds each Slack Web API call may take.
 TIMEOUT = 3.0
 OK, FAIL, SKIP = "ok", "fail", "skip"

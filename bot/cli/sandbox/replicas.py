@@ -30,7 +30,7 @@ MINERVA = [sys.executable, "-c", "from bot.cli.main import main; main()"]
 SECRET = "replica-signing-secret"
 FEEDBACK_ACTION = "minerva_feedback"  # bot.slack.blocks.FEEDBACK_ACTION (literal: bot.slack.blocks imports `knowledge`)
 #: The folder holding the `bot` package: put on the replicas' PYTHONPATH, so a clone that is not installed works.
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
 
 def free_port() -> int:
