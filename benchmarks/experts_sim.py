@@ -8,7 +8,7 @@ The knowledge base is the three real corpora (``config/real-corpora.yaml``, inde
 questions are the paraphrase sets written for the coverage-gap fit (``benchmarks/data/gap_paraphrases.jsonl``
 and ``gap_paraphrases_fresh.jsonl``: 9 topics no page covers, 12 wordings each in English, Korean and
 Japanese, and 36 one-off questions). The store is a real SQLite file; the decisions are the bot's own:
-`KnowledgeBase.ask` for the page answer, `bot.experts.matching_answer` for a kept answer (the cut of
+`KnowledgeBase.ask` for the page answer, `bot.slack.experts.matching_answer` for a kept answer (the cut of
 `knowledge.expert_match`), `FeedbackStore` for requests, kept answers, their expiry and their votes.
 
 Each simulated day 50 users ask 6 questions in all: a topic question (a random wording of a random topic) with
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from bot.experts import matching_answer  # noqa: E402
+from bot.slack.experts import matching_answer  # noqa: E402
 from config import load_settings  # noqa: E402
 from feedback import FeedbackStore  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
@@ -90,7 +90,7 @@ class Sim:
             week["from_kept" if right else "wrong_kept"] += 1
             if self.rng.random() < 0.3:
                 self.store.record_expert_vote(kept["expert_answer_id"], user, "up" if right else "down", now)
-                if right:  # as `bot.experts.ExpertDesk.vote`: a 👍 keeps the asker's wording for matching
+                if right:  # as `bot.slack.experts.ExpertDesk.vote`: a 👍 keeps the asker's wording for matching
                     self.store.add_expert_answer_wording(kept["expert_answer_id"], q["question"])
                 else:
                     self.downs[kept["expert_answer_id"]].add(user)

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import regex
 
-from bot.blocks import (
+from bot.slack.blocks import (
     BLOCK_LIMIT,
     REPORT_WRONG_ACTION,
     FALLBACK_LIMIT,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import SHOWN_QUERY_CHARS, cli
+from bot.cli.main import SHOWN_QUERY_CHARS, cli
 from config import DEFAULT_CONFIG
 from knowledge.embedding import embed_cached
 
@@ -126,7 +126,7 @@ def test_ask_help_names_every_json_field():
 def test_the_terminal_shows_plain_text_not_markdown():
     """Issue 28/23: ``minerva ask`` printed ``**100 seats**``; links read as their label (a mail link with its
     address), numbered steps and code blocks stay as written."""
-    from bot.render_text import render_answer_text
+    from bot.cli.render_text import render_answer_text
     from knowledge.types import Answer
 
     text = ("Up to **100 seats** per [customer](https://wiki.example/plans.md) [1]\n\n"

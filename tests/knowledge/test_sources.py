@@ -236,7 +236,7 @@ def test_citation_url_without_url_base_is_the_path_relative_to_the_source(hostil
 
 
 def test_slack_citation_without_url_base_shows_title_and_relative_path(hostile_kb, hostile):
-    from bot.blocks import answer_blocks
+    from bot.slack.blocks import answer_blocks
 
     _sync_bounded(hostile_kb)
     answer = hostile_kb.ask("How do I submit travel expenses?")
