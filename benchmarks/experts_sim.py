@@ -7,9 +7,12 @@ Usage:
 The knowledge base is the three real corpora (``config/real-corpora.yaml``, index in ``--real-home``); the
 questions are the paraphrase sets written for the coverage-gap fit (``benchmarks/data/gap_paraphrases.jsonl``
 and ``gap_paraphrases_fresh.jsonl``: 9 topics no page covers, 12 wordings each in English, Korean and
-Japanese, and 36 one-off questions). The store is a real SQLite file; the decisions are the bot's own:
-`KnowledgeBase.ask` for the page answer, `bot.experts.matching_answer` for a kept answer (the cut of
-`knowledge.expert_match`), `FeedbackStore` for requests, kept answers, their expiry and their votes.
+Japanese, and 36 one-off questions); the experts' answers are ``benchmarks/data/expert_answers.jsonl`` (one
+answer per topic, a few sentences as an HR or IT person would write it, so that matching on the answer text
+is exercised as in production; until 2026-12-05 they were placeholders, "About <topic>: …"). The store is a
+real SQLite file; the decisions are the bot's own: `KnowledgeBase.ask` for the page answer,
+`bot.experts.matching_answer` for a kept answer (the model and cut of `knowledge.expert_match`), `FeedbackStore`
+for requests, kept answers, their expiry and their votes.
 
 Each simulated day 50 users ask 6 questions in all: a topic question (a random wording of a random topic) with
 probability 0.75, else a one-off question. A reply without a matching kept answer that is refused or of low
@@ -48,6 +51,7 @@ from feedback import FeedbackStore  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
+ANSWERS = DATA / "expert_answers.jsonl"
 SEED = 25
 USERS = [f"U{n:03d}" for n in range(50)]
 EXPERT = "UEXPERT"
@@ -64,6 +68,12 @@ def load_questions() -> tuple[dict[str, list[dict]], list[dict]]:
     return dict(topics), noise
 
 
+def load_answers() -> dict[str, str]:
+    """topic → the expert's answer text (``benchmarks/data/expert_answers.jsonl``)."""
+    rows = [json.loads(line) for line in ANSWERS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {row["topic"]: row["answer"] for row in rows}
+
+
 class Sim:
     """One run: the store, the knowledge base, what is open and kept, and the weekly counts."""
 
@@ -75,6 +85,7 @@ class Sim:
         self.weeks = defaultdict(lambda: defaultdict(int))
         self.violations: list[str] = []
         self.serial = 0
+        self.answers = load_answers()
 
     def ask(self, q: dict, user: str, now: datetime) -> None:
         week = self.weeks[(now - START).days // 7 + 1]
@@ -113,10 +124,10 @@ class Sim:
     def experts_work(self, now: datetime) -> None:
         for topic, request in list(self.open.items()):
             if now - request["at"] >= timedelta(hours=20) and self.rng.random() < 0.8:
-                self.store.resolve_expert_request(request["request_id"], expert=EXPERT, answer=f"About {topic}: …",
-                                                  at=now)
+                answer = self.answers[topic]
+                self.store.resolve_expert_request(request["request_id"], expert=EXPERT, answer=answer, at=now)
                 kept = self.store.record_expert_answer(
-                    request_id=request["request_id"], question=request["question"], answer=f"About {topic}: …",
+                    request_id=request["request_id"], question=request["question"], answer=answer,
                     expert=EXPERT, answered_at=now, expires_at=now + timedelta(days=self.answer_days), doc_ids=[],
                     page_wrong=False, language=request["language"])
                 self.topic_of[kept] = topic
