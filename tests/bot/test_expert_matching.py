@@ -32,8 +32,9 @@ def keep(store, question: str, answer: str, *, days: int = 30) -> str:
 
 def test_a_korean_re_asking_gets_the_kept_answer_of_its_topic(sample_kb, store) -> None:
     parking, gym = keep(store, PARKING_Q, PARKING_A), keep(store, GYM_Q, GYM_A)
-    assert matching_answer(sample_kb, store, "회사 주차장 주차권은 어떻게 신청하나요?", now=NOW)["expert_answer_id"] == parking
-    assert matching_answer(sample_kb, store, "ジムの会費は会社が負担してくれますか？", now=NOW)["expert_answer_id"] == gym
+    korean = matching_answer(sample_kb, store, "회사 주차장 주차권은 어떻게 신청하나요?", now=NOW)
+    japanese = matching_answer(sample_kb, store, "ジムの会費は会社が負担してくれますか？", now=NOW)
+    assert korean["expert_answer_id"] == parking and japanese["expert_answer_id"] == gym
     assert matching_answer(sample_kb, store, "where is the nearest post office?", now=NOW) is None
 
 
