@@ -12,7 +12,7 @@ The flow, all through Slack's own surfaces:
    is told who answered first. "the page cited is wrong" files an ``expert_correction`` review item on the
    cited page. "Answer this once" on a coverage gap (`GAP_ANSWER_ACTION`) opens the same modal for the gap's
    representative question; its answer is only kept (there is no thread).
-3. A later question that means the same (`knowledge.KnowledgeBase.match_question`, across en/ko/ja) is
+3. A later question that means the same (`knowledge.KnowledgeBase.match_answer`, across en/ko/ja) is
    shown the kept answer first ("Answered by @x on 2026-12-04", with its own 👍/👎, `EXPERT_VOTE_ACTION`),
    then the usual page answer.
 
@@ -59,18 +59,18 @@ CORRECTION_SIGNAL = "expert_correction"
 
 def matching_answer(kb, store, question: str, *, now: datetime) -> dict | None:
     """The kept expert answer (a `FeedbackStore.active_expert_answers` row: not expired at ``now``, not retired
-    by two users' 👎) whose question ``question`` asks again (`KnowledgeBase.match_question`), or None."""
+    by two users' 👎) whose question ``question`` asks again (`KnowledgeBase.match_answer`), or None."""
     active = store.active_expert_answers(now)
-    # each kept answer is matched by its own question and by the wordings a 👍 confirmed (`feedback.experts`)
-    wordings = [(row, text) for row in active for text in [row["question"], *row.get("also_asked", [])]]
-    if not wordings:
+    if not active:
         return None
-    found = kb.match_question(question, [text for _, text in wordings])
+    # each kept answer is matched by its own question, the wordings a 👍 confirmed (`feedback.experts`) and its text
+    kept = [([row["question"], *row.get("also_asked", [])], row["answer"]) for row in active]
+    found = kb.match_answer(question, kept)
     if found is None:
         return None
-    index, similarity = found
-    row = wordings[index][0]
-    log.info("expert.answer_matched", expert_answer_id=row["expert_answer_id"], similarity=round(similarity, 4))
+    index, probability = found
+    row = active[index]
+    log.info("expert.answer_matched", expert_answer_id=row["expert_answer_id"], probability=round(probability, 4))
     return row
 
 
