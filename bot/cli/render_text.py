@@ -10,6 +10,7 @@ from knowledge.sentences import readable
 from knowledge.types import Answer, Citation
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_QUOTE = re.compile(r"^(?:> ?)?")  # the plain text marks quoted lines "> " (`knowledge.answering.plain_text`)
 _INDENT = re.compile(r"^(\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?)(.*)$")
 
 
@@ -37,16 +38,20 @@ def _source_line(c: Citation, language: str, badge: str = "") -> str:
 
 def plain(text: str) -> str:
     """``text`` as a terminal shows it: each line's Markdown emphasis and links read as words (`readable`: the
-    label, and the address of a mail link), its bullet or number and indentation kept; code blocks as written."""
+    label, and the address of a mail link), its bullet or number and indentation kept; code blocks as written,
+    inside a quote too ("> " lines: a quoted `GenericModel[int](a=1)` read as a link and lost its brackets, and
+    the code its indentation)."""
     out, in_code = [], False
     for line in text.split("\n"):
-        if _FENCE.match(line):
+        quote = _QUOTE.match(line).group(0)
+        body = line[len(quote):]
+        if _FENCE.match(body):
             in_code = not in_code
             out.append(line)
             continue
-        if in_code or not line.strip():
+        if in_code or not body.strip():
             out.append(line)
             continue
-        lead, rest = _INDENT.match(line).groups()
-        out.append(lead + readable(rest))
+        lead, rest = _INDENT.match(body).groups()
+        out.append(quote + lead + readable(rest))
     return "\n".join(out)

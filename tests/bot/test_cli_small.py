@@ -134,3 +134,16 @@ def test_the_terminal_shows_plain_text_not_markdown():
     shown = render_answer_text(Answer("id", "q", False, text))
     assert shown.splitlines()[0] == "Up to 100 seats per customer [1]"
     assert "> 2. Email the team (team@example.com) today" in shown and "uv run **kwargs" in shown
+
+
+def test_code_quoted_in_the_terminal_keeps_its_brackets_and_indentation():
+    """A quoted Pydantic example printed `GenericModelint` (``[int](a=1)`` read as a link) with every line
+    flush left: code inside a "> " quote is shown as written."""
+    from bot.cli.render_text import plain
+
+    text = ("> ```python\n> class Model(BaseModel):\n>     inner: GenericModel[Any]\n>\n"
+            "> m = Model.model_validate(Model(inner=GenericModel[int](a=1)))\n> ```\n> After **that** [1]")
+    lines = plain(text).splitlines()
+    assert lines[2] == ">     inner: GenericModel[Any]"
+    assert lines[4] == "> m = Model.model_validate(Model(inner=GenericModel[int](a=1)))"
+    assert lines[-1] == "> After that [1]"
