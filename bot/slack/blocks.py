@@ -46,6 +46,10 @@ _URL_BREAKERS = regex.compile(r"[<>|\s]")
 #: Markup a cut must keep whole: an entity (``&amp;``, ``&#39;``) or a ``<url|label>`` link, ``<@U…>`` mention
 #: or ``<!date…>`` we built (escaped text has no other ``<``).
 _ATOM = regex.compile(r"&[A-Za-z]{2,8};|&#[0-9]{1,7};|<[^<>\n]*>")
+#: A code fence line, quoted ("> ```") or not.
+_QUOTED_FENCE = regex.compile(r"^(?:>[ \t]?)?[ \t]*(?:```|~~~)")
+#: An inline code span, captured so that `regex.split` keeps it at the odd positions.
+_INLINE_CODE = regex.compile(r"(`[^`\n]+`)")
 #: Repeated at the start of the continuation of a quoted line that a cut splits in two.
 QUOTE_MARKER = "> "
 
@@ -59,8 +63,18 @@ def to_mrkdwn(markdown: str) -> str:
     """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s) and
     mailto links become ``<url|text>``, other links (anchors, relative paths) their label, an image its
     description in parentheses (Slack shows no image in text; issue 23: ``![span details](../img/x.png)`` was
-    shown raw), ``\-``-style escapes their character. Nothing in the input can produce a mention or a special
-    command."""
+    shown raw), ``\-``-style escapes their character. Code, fenced (in a "> " quote too) or inline, is only
+    escaped: a quoted ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input
+    can produce a mention or a special command."""
+    out = []
+    for code, part in _code_and_prose(markdown):
+        out.append(escape(part) if code else "".join(
+            escape(piece) if k % 2 else _prose_mrkdwn(piece) for k, piece in enumerate(_INLINE_CODE.split(part))))
+    return "".join(out)
+
+
+def _prose_mrkdwn(markdown: str) -> str:
+    """`to_mrkdwn` of text without code."""
     text = escape(markdown)
     text = _MD_HEADING.sub(r"*\1*", text)
     text = _MD_BOLD_ITALIC.sub(r"*_\1_*", text)  # "***NOTE:***" (the handbook's) was left as "**NOTE:**"
@@ -69,6 +83,23 @@ def to_mrkdwn(markdown: str) -> str:
     text = _MD_IMAGE.sub(lambda m: f"({m.group(1).strip()})" if m.group(1).strip() else "", text)
     text = _MD_LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1).replace('|', '/')}>", text)  # mailto: opens too
     return _MD_LOCAL_LINK.sub(r"\1", text)  # "[label](#anchor)", "[label](../page.md)": no link Slack can open
+
+
+def _code_and_prose(markdown: str) -> list[tuple[bool, str]]:
+    """``markdown`` as consecutive ``(is code, text)`` parts, lines kept whole with their line ends: a fenced
+    block, its fences included, is code, whether or not its lines are quoted ("> ```")."""
+    parts: list[tuple[bool, str]] = []
+    in_code = False
+    for line in markdown.splitlines(keepends=True):
+        fence = bool(_QUOTED_FENCE.match(line))
+        code = in_code or fence
+        if fence:
+            in_code = not in_code
+        if parts and parts[-1][0] == code:
+            parts[-1] = (code, parts[-1][1] + line)
+        else:
+            parts.append((code, line))
+    return parts
 
 
 def split_graphemes(text: str, limit: int) -> list[str]:

@@ -76,6 +76,10 @@ def test_escape() -> None:
         ("[<!here>](https://x.example)", "<https://x.example|&lt;!here&gt;>"),
         ("[click](javascript:alert(1))", "[click](javascript:alert(1))"),  # only http(s) links
         ("a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"),
+        # code is only escaped: a Pydantic example showed `GenericModelint` for `GenericModel[int](a=1)`
+        ("```python\nm = G[int](a=1)  # **kw** <@U1>\n```\nthen **b**", "```python\nm = G[int](a=1)  # **kw** "
+         "&lt;@U1&gt;\n```\nthen *b*"),
+        ("use `f(**kwargs)` or `[x](https://y.example)`", "use `f(**kwargs)` or `[x](https://y.example)`"),
     ],
 )
 def test_to_mrkdwn(markdown: str, mrkdwn: str) -> None:
