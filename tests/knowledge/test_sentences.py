@@ -1,4 +1,5 @@
-"""One sentence splitter for units, values, identifiers, grounding and page cleaning (`knowledge.sentences.sentences_of`, issue 23)."""
+"""One sentence splitter for units, values, identifiers, grounding and page cleaning
+(`knowledge.sentences.sentences_of`, issue 23)."""
 
 from __future__ import annotations
 
