@@ -48,8 +48,9 @@ _URL_BREAKERS = regex.compile(r"[<>|\s]")
 _ATOM = regex.compile(r"&[A-Za-z]{2,8};|&#[0-9]{1,7};|<[^<>\n]*>")
 #: A code fence line, quoted ("> ```") or not.
 _QUOTED_FENCE = regex.compile(r"^(?:>[ \t]?)?[ \t]*(?:```|~~~)")
-#: An inline code span, captured so that `regex.split` keeps it at the odd positions.
-_INLINE_CODE = regex.compile(r"(`[^`\n]+`)")
+#: An inline code span, and the placeholder that stands for one while the prose around it is converted.
+_INLINE_CODE = regex.compile(r"`[^`\n]+`")
+_SET_ASIDE = regex.compile("\ue000(\\d+)\ue001")
 #: Repeated at the start of the continuation of a quoted line that a cut splits in two.
 QUOTE_MARKER = "> "
 
@@ -66,15 +67,24 @@ def to_mrkdwn(markdown: str) -> str:
     shown raw), ``\-``-style escapes their character. Code, fenced (in a "> " quote too) or inline, is only
     escaped: a quoted ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input
     can produce a mention or a special command."""
-    out = []
-    for code, part in _code_and_prose(markdown):
-        out.append(escape(part) if code else "".join(
-            escape(piece) if k % 2 else _prose_mrkdwn(piece) for k, piece in enumerate(_INLINE_CODE.split(part))))
-    return "".join(out)
+    return "".join(escape(part) if code else _prose_mrkdwn(part) for code, part in _code_and_prose(markdown))
 
 
 def _prose_mrkdwn(markdown: str) -> str:
-    """`to_mrkdwn` of text without code."""
+    """`to_mrkdwn` of text outside fenced code; its inline code spans are set aside while the rest is converted
+    (a span may sit inside a link's label or a bold run: "[set up a `code` highlight](#food)")."""
+    spans: list[str] = []
+
+    def set_aside(m: regex.Match) -> str:
+        spans.append(m.group(0))
+        return f"\ue000{len(spans) - 1}\ue001"
+
+    text = _convert(_INLINE_CODE.sub(set_aside, markdown.replace("\ue000", "").replace("\ue001", "")))
+    return _SET_ASIDE.sub(lambda m: escape(spans[int(m.group(1))]), text)
+
+
+def _convert(markdown: str) -> str:
+    """Escaped mrkdwn of prose: headings, bold, links, images and backslash escapes (`to_mrkdwn`)."""
     text = escape(markdown)
     text = _MD_HEADING.sub(r"*\1*", text)
     text = _MD_BOLD_ITALIC.sub(r"*_\1_*", text)  # "***NOTE:***" (the handbook's) was left as "**NOTE:**"
