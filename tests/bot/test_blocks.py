@@ -80,6 +80,7 @@ def test_escape() -> None:
         ("```python\nm = G[int](a=1)  # **kw** <@U1>\n```\nthen **b**", "```python\nm = G[int](a=1)  # **kw** "
          "&lt;@U1&gt;\n```\nthen *b*"),
         ("use `f(**kwargs)` or `[x](https://y.example)`", "use `f(**kwargs)` or `[x](https://y.example)`"),
+        ("[set up a `CODE` highlight](https://x.example/a), **`x`**", "<https://x.example/a|set up a `CODE` highlight>, *`x`*"),
     ],
 )
 def test_to_mrkdwn(markdown: str, mrkdwn: str) -> None:
