@@ -160,6 +160,12 @@ class SourceConfig:
         """
         return bool(self.exclude) and _exclude_spec(tuple(self.exclude)).match_file(rel_path)
 
+    def unused_excludes(self, excluded: list[str]) -> list[str]:
+        """The ``exclude`` patterns (not the "!" ones) that match none of the ``excluded`` paths (relative, as for
+        `excluded`): a typo ("draft/" for "drafts/") would otherwise publish what it meant to keep out."""
+        return [p for p in self.exclude
+                if not p.startswith("!") and not any(_exclude_spec((p,)).match_file(x) for x in excluded)]
+
 
 @dataclass
 class EmbeddingConfig:

@@ -350,6 +350,20 @@ def test_excluded_files_are_not_indexed_and_reported_as_excluded(kb, source):
     assert report.added == DOC_IDS
     assert report.skipped == [("hb:LICENSE.md", "excluded"), ("hb:README.md", "excluded"), ("hb:drafts/", "excluded")]
     assert sorted(kb.index().documents) == DOC_IDS
+    assert not report.warnings
+
+
+def test_an_exclude_pattern_that_matches_nothing_is_a_warning(kb, source):
+    """A newcomer wrote `draft/` for their `drafts/` folder: the drafts were published and nothing said so."""
+    (source / "drafts").mkdir()
+    shutil.copyfile(HANDBOOK / "tools" / "tock.md", source / "drafts" / "tock.md")
+    kb.settings.sources[0].exclude = ["draft/", "!keep.md"]
+
+    report = kb.sync()
+
+    assert "hb:drafts/tock.md" in report.added
+    assert report.warnings == ["hb: exclude pattern 'draft/' matched no file or folder (a typo? patterns are "
+                               "relative to the source folder)"]
 
 
 def test_a_page_excluded_after_it_was_indexed_is_removed_on_the_next_sync(synced, source):
