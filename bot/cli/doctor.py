@@ -432,7 +432,6 @@ def _expert_group_check(group: str, env, timeout: float) -> Check:
 
 
 def _channel_check(channel: str, used_for: list[str], identity, env, timeout: float) -> Check:
-    from slack_sdk import WebClient
     from slack_sdk.errors import SlackApiError
 
     name, purpose = f"channel {channel}", " and ".join(used_for)
@@ -440,8 +439,8 @@ def _channel_check(channel: str, used_for: list[str], identity, env, timeout: fl
     if not _CHANNEL_ID.match(channel):
         return Check(name, FAIL, f"{channel!r} ({purpose}) is not a channel id",
                      "put the channel's id (C…, at the bottom of the channel details' About tab) in the config")
-    api_url = (env.get("SLACK_API_URL") or "").strip() or WebClient.BASE_URL
     client = _web_client(env, timeout)
+    api_url = client.base_url
     try:
         info = client.conversations_info(channel=channel).get("channel") or {}
     except SlackApiError as exc:
