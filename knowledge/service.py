@@ -114,8 +114,9 @@ class KnowledgeBase:
 
     def warm_up(self) -> dict:
         """Load now what the first question would otherwise wait for: the dense model (~10 s on 2 cores),
-        the live index, the Korean/Japanese analyzers when the index holds such documents (~3 s), and the
-        cross-lingual model when the index has its vectors (`knowledge.crosslingual`, ~3 s).
+        the live index, the cross-lingual model when the index has its vectors (`knowledge.crosslingual`, ~3 s),
+        and the Korean/Japanese analyzers when the index holds such documents or can answer such questions
+        across languages (~3 s; a first Korean question on English pages waited 2 s for them).
 
         Returns:
             ``{"index": generation name or None, "analyzers": bool}``; nothing ingested yet is not an error.
@@ -125,9 +126,10 @@ class KnowledgeBase:
             index = self.index()
         except IndexNotBuilt:
             return {"index": None, "analyzers": False}
-        if index.xl_dense is not None and index.manifest.get("crosslingual"):
+        across = index.xl_dense is not None and bool(index.manifest.get("crosslingual"))
+        if across:
             crosslingual.xl_embedder(index.manifest["crosslingual"]).embed(["warm-up"], kind="query")
-        cjk = any(doc.get("language") in ("ko", "ja") for doc in index.documents.values())
+        cjk = across or any(doc.get("language") in ("ko", "ja") for doc in index.documents.values())
         if cjk:
             load_analyzers()
         return {"index": index.name, "analyzers": cjk}

@@ -109,6 +109,27 @@ def test_warm_up_loads_the_index_and_the_analyzers_of_a_korean_japanese_kb(sampl
     assert tk._kiwi.cache_info().currsize == tk._sudachi.cache_info().currsize == 1
 
 
+def test_warm_up_loads_the_analyzers_for_questions_across_languages_on_english_pages(sample_settings, tmp_path,
+                                                                                      embedder):
+    """English pages with cross-lingual vectors take Korean and Japanese questions: the first one must not wait
+    ~2 s for the analyzers (seen in benchmarks/ask_latency.py's profile)."""
+    from pathlib import Path
+
+    from tests.conftest import synced_kb
+    from knowledge import tokenize as tk
+
+    pages = Path(sample_settings.sources[0].path)
+    kb = synced_kb(tmp_path, {"sla.md": pages / "sla.md"}, sample_settings, embedder)
+    tk._kiwi.cache_clear()
+    tk._sudachi.cache_clear()
+
+    warmed = kb.warm_up()
+
+    assert kb.index().xl_dense is not None  # the default configuration embeds units across languages
+    assert warmed == {"index": kb.index().name, "analyzers": True}
+    assert tk._kiwi.cache_info().currsize == tk._sudachi.cache_info().currsize == 1
+
+
 def test_warm_up_before_any_sync_loads_the_model_only(sample_settings, tmp_path, embedder):
     assert KnowledgeBase(sample_settings, tmp_path / "empty", embedder=embedder).warm_up() == {
         "index": None, "analyzers": False}
