@@ -33,7 +33,8 @@ from bot.slack.gate import GatedApp
 from bot.slack.origin import allowed_origin
 from bot.slack.verify_blocks import VERIFY_ACTIONS
 from bot.slack.verify_buttons import handle_verify_button
-from bot.slack.vote_reasons import VOTE_REASON_PATTERN, answer_language, confirm_reason, reason_blocks, store_reason
+from bot.slack.vote_reasons import (VOTE_REASON_PATTERN, answer_language, cites_owned_page, confirm_reason,
+                                    reason_blocks, store_reason, told)
 from config import Settings
 from config.alerts import alerts_config_for
 from feedback import FeedbackError, FeedbackStore, UnknownAnswer
@@ -95,6 +96,14 @@ def build_app(
     app = GatedApp(client=client, signing_secret=signing_secret, origin=allowed_origin(settings.slack, identity),
                    process_before_response=False)
     responder = Responder(kb, store, settings, executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="minerva"))
+    owners = {source.name: source.owner for source in settings.sources if source.owner}
+
+    def page_owner(doc_id: str) -> str:
+        # who a 👎 on this page reaches (jobs.owners.owner_of: front matter, else the collection's owner)
+        from jobs.owners import owner_of
+
+        doc = _documents(kb).get(doc_id)
+        return owner_of(doc, owners) if doc else ""
 
     @app.event("app_mention")
     async def on_mention(event: dict, body: dict, client: AsyncWebClient) -> None:
@@ -124,7 +133,8 @@ def build_app(
         await responder.answer_command(command, respond)
 
     async def on_vote(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
-        text, blocks = await _stored_then_acked(ack, _store_vote(store, responder.executor, body, action))
+        text, blocks = await _stored_then_acked(ack, _store_vote(store, responder.executor, body, action,
+                                                                 page_owner=page_owner))
         await _confirm_privately(client, body, text, blocks=blocks)
 
     app.action(FEEDBACK_ACTION)(on_vote)
@@ -134,12 +144,14 @@ def build_app(
     @app.action(VOTE_REASON_PATTERN)
     async def on_vote_reason(ack, body: dict, action: dict, respond) -> None:
         # One of the reason buttons offered privately after a 👎 (bot.slack.vote_reasons).
-        text = await _stored_then_acked(ack, store_reason(store, responder.executor, body, action))
+        text = await _stored_then_acked(ack, store_reason(store, responder.executor, body, action,
+                                                          page_owner=page_owner))
         await confirm_reason(respond, text)
 
     @app.action(REPORT_WRONG_ACTION)
     async def on_report_wrong(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
-        text = await _stored_then_acked(ack, _store_flag(store, responder.executor, body, action))
+        text = await _stored_then_acked(ack, _store_flag(store, responder.executor, body, action,
+                                                         page_owner=page_owner))
         await _confirm_privately(client, body, text)
 
     async def on_alert_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
@@ -150,7 +162,6 @@ def build_app(
     app.action(ALERT_ACK_ACTION)(on_alert_button)
     app.action(ALERT_SILENCE_ACTION)(on_alert_button)
     alerting = alerts_config_for(settings)
-    owners = {source.name: source.owner for source in settings.sources if source.owner}
 
     async def on_page_button(ack, body: dict, action: dict, client: AsyncWebClient) -> None:
         # "Take out of search" / "Put back in search" on an alert about pages: owners and slack.admins only.
@@ -223,9 +234,12 @@ async def _stored_then_acked(ack, storing: Awaitable[T]) -> T:
     return await stored
 
 
-async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, list | None]:
+async def _store_vote(store, executor, body: dict, action: dict, *,
+                      page_owner=None) -> tuple[str, list | None]:
     """Stores a 👍/👎 click; returns the private confirmation's text and blocks (the 👎 reasons), in the voted
-    answer's language (English when its row cannot be read, or for a vote that was not stored)."""
+    answer's language (English when its row cannot be read, or for a vote that was not stored). A 👎 says the
+    owners will review it only when a cited page has one (``page_owner``: doc_id → owner or "";
+    `bot.slack.vote_reasons.cites_owned_page`)."""
     user = body.get("user", {}).get("id", "")
     blocks = None
     try:
@@ -235,10 +249,12 @@ async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, l
         elif action.get("action_id") == VOTE_DOWN_ACTION:
             value = "down"
         loop = asyncio.get_running_loop()
-        result, language = await loop.run_in_executor(executor, _record_vote, store, answer_id, user, value)
-        text = message(f"vote.thanks_{value}" if result.changed else "vote.unchanged", language)
+        result, language, owned = await loop.run_in_executor(executor, _record_vote, store, answer_id, user, value,
+                                                             page_owner)
+        text = message(told(f"vote.thanks_{value}", owned or value == "up") if result.changed else "vote.unchanged",
+                       language)
         if value == "down":  # offer the reasons, privately, one click each
-            blocks = reason_blocks(answer_id, text, language)
+            blocks = reason_blocks(answer_id, text, language, owned=owned)
         log.info("vote", answer_id=answer_id, user=user, value=value, changed=result.changed)
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.rejected", reason=str(exc), value=action.get("value"))
@@ -249,15 +265,17 @@ async def _store_vote(store, executor, body: dict, action: dict) -> tuple[str, l
     return text, blocks
 
 
-async def _store_flag(store, executor, body: dict, action: dict) -> str:
+async def _store_flag(store, executor, body: dict, action: dict, *, page_owner=None) -> str:
     """"Report a wrong answer": one flag per answer and user (the design's hallucination flag); returns the
-    private confirmation's text, in the flagged answer's language."""
+    private confirmation's text, in the flagged answer's language (owners named only when a cited page has
+    one, as for a 👎)."""
     user = body.get("user", {}).get("id", "")
     answer_id = action.get("value") or ""
     try:
         loop = asyncio.get_running_loop()
-        stored, language = await loop.run_in_executor(executor, _record_flag, store, answer_id, user)
-        text = message("flag.thanks" if stored else "flag.unchanged", language)
+        stored, language, owned = await loop.run_in_executor(executor, _record_flag, store, answer_id, user,
+                                                             page_owner)
+        text = message(told("flag.thanks", owned) if stored else "flag.unchanged", language)
         log.info("flag", answer_id=answer_id, user=user, stored=stored)
     except UnknownAnswer:
         text = VOTE_UNKNOWN
@@ -267,14 +285,18 @@ async def _store_flag(store, executor, body: dict, action: dict) -> str:
     return text
 
 
-def _record_vote(store, answer_id: str, user: str, value: str):
-    """`FeedbackStore.record_vote`'s result and the voted answer's language (one executor job)."""
-    return store.record_vote(answer_id, user, value), answer_language(store, answer_id)
+def _record_vote(store, answer_id: str, user: str, value: str, page_owner=None):
+    """`FeedbackStore.record_vote`'s result, the voted answer's language and whether a page it cites has an
+    owner (one executor job)."""
+    return (store.record_vote(answer_id, user, value), answer_language(store, answer_id),
+            cites_owned_page(store, answer_id, page_owner))
 
 
-def _record_flag(store, answer_id: str, user: str):
-    """`FeedbackStore.record_flag`'s result and the flagged answer's language (one executor job)."""
-    return store.record_flag(answer_id, user), answer_language(store, answer_id)
+def _record_flag(store, answer_id: str, user: str, page_owner=None):
+    """`FeedbackStore.record_flag`'s result, the flagged answer's language and whether a page it cites has an
+    owner (one executor job)."""
+    return (store.record_flag(answer_id, user), answer_language(store, answer_id),
+            cites_owned_page(store, answer_id, page_owner))
 
 
 def _field(body: dict, name: str) -> dict:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 import structlog
 
@@ -54,20 +55,43 @@ def answer_language(store, answer_id: str) -> str:
     return normalise_language((row or {}).get("language"))
 
 
-def reason_blocks(answer_id: str, confirmation: str, language: str = DEFAULT_LANGUAGE) -> list[dict]:
+def cites_owned_page(store, answer_id: str, page_owner: Callable[[str], str] | None) -> bool:
+    """Whether a page the stored answer ``answer_id`` cites has an owner (``page_owner(doc_id)`` not empty):
+    a confirmation says "the document owners will review it" only then (a newcomer with no owner set was
+    promised a review no one would get). ``page_owner`` None: owners are not known here, as before; a row
+    that cannot be read counts as owned (the confirmation must never fail)."""
+    if page_owner is None:
+        return True
+    try:
+        row = store.get_answer(answer_id) if answer_id else None
+    except Exception:
+        log.warning("vote.owner_lookup_failed", answer_id=answer_id, exc_info=True)
+        return True
+    return row is None or any(page_owner(doc_id) for doc_id in row.get("cited_doc_ids") or [])
+
+
+def told(key: str, owned: bool) -> str:
+    """The catalogue key of a confirmation: ``key`` when a cited page has an owner, else its ``_unowned`` form,
+    which says the vote counts in the page's figures until someone owns it."""
+    return key if owned else f"{key}_unowned"
+
+
+def reason_blocks(answer_id: str, confirmation: str, language: str = DEFAULT_LANGUAGE, *,
+                  owned: bool = True) -> list[dict]:
     """The ephemeral confirmation of a 👎 with the reason buttons.
 
     Args:
         answer_id: the voted answer's id (carried by every button).
         confirmation: the vote's confirmation sentence, shown first (plain text from `bot.slack.app`).
         language: the words of the prompt and the buttons' labels (the voted answer's language).
+        owned: a cited page has an owner (`cites_owned_page`): the prompt says the click tells them.
 
     Returns:
         A ``section`` with the confirmation and the prompt, and an ``actions`` block of four buttons.
     """
     return [
         {"type": "section", "text": {"type": "mrkdwn",
-                                     "text": f"{confirmation}\n{message('vote_reason.prompt', language)}"}},
+                                     "text": f"{confirmation}\n{message(told('vote_reason.prompt', owned), language)}"}},
         {
             "type": "actions",
             "block_id": "minerva_vote_reasons",
@@ -88,7 +112,8 @@ def parse_reason_value(value: str) -> tuple[str, str]:
     return reason, answer_id
 
 
-async def store_reason(store, executor, body: dict, action: dict) -> str:
+async def store_reason(store, executor, body: dict, action: dict, *,
+                       page_owner: Callable[[str], str] | None = None) -> str:
     """Store a click on a reason button with the clicker's vote; returns the text that confirms it, in the
     language of the answer voted on (English when that cannot be told).
 
@@ -97,13 +122,14 @@ async def store_reason(store, executor, body: dict, action: dict) -> str:
         executor: thread pool for the database write.
         body: the ``block_actions`` payload (the clicking user is ``body["user"]["id"]``).
         action: the clicked button (its value is ``"<reason>:<answer_id>"``).
+        page_owner: doc_id → its owner or "" (`cites_owned_page`); None: not known, owners are named.
     """
     user = body.get("user", {}).get("id", "")
     try:
         reason, answer_id = parse_reason_value(action.get("value", ""))
-        result, language = await asyncio.get_running_loop().run_in_executor(
-            executor, _record_reason, store, answer_id, user, reason)
-        text = message("vote_reason.thanks", language, label=reason_labels(language)[reason])
+        result, language, owned = await asyncio.get_running_loop().run_in_executor(
+            executor, _record_reason, store, answer_id, user, reason, page_owner)
+        text = message(told("vote_reason.thanks", owned), language, label=reason_labels(language)[reason])
         log.info("vote.reason", answer_id=answer_id, user=user, reason=reason, changed=result.changed)
     except (ValueError, UnknownAnswer) as exc:
         log.warning("vote.reason_rejected", reason=str(exc), value=action.get("value"))
@@ -114,9 +140,11 @@ async def store_reason(store, executor, body: dict, action: dict) -> str:
     return text
 
 
-def _record_reason(store, answer_id: str, user: str, reason: str):
-    """Stores the reason (`FeedbackStore.record_vote_reason`); returns its result and the answer's language."""
-    return store.record_vote_reason(answer_id, user, reason), answer_language(store, answer_id)
+def _record_reason(store, answer_id: str, user: str, reason: str, page_owner):
+    """Stores the reason (`FeedbackStore.record_vote_reason`); returns its result, the answer's language and
+    whether a page it cites has an owner."""
+    return (store.record_vote_reason(answer_id, user, reason), answer_language(store, answer_id),
+            cites_owned_page(store, answer_id, page_owner))
 
 
 async def confirm_reason(respond, text: str) -> None:

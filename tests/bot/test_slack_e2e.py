@@ -584,6 +584,30 @@ async def test_vote_clicks_upsert_one_row_and_confirm_privately(bot: Bot) -> Non
     assert len(bot.fake.calls_to("chat.postMessage")) == 1  # votes never post in the channel
 
 
+async def test_a_thumbs_down_on_pages_no_one_owns_promises_no_review(start_bot: BotFactory, tmp_path: Path,
+                                                                       sample_settings, embedder) -> None:
+    """A newcomer's pages had no owner, yet a 👎 said "the owners will review it": no one would have been told."""
+    from bot.slack.blocks import REPORT_WRONG_ACTION
+    from knowledge.messages import message
+    from tests.conftest import written_kb
+
+    kb = written_kb(tmp_path / "kb", {"vpn.md": "# VPN\n\nThe office VPN allows 5 devices per person.\n"},
+                    sample_settings, embedder)
+    bot = await start_bot(kb=kb, settings=kb.settings)
+    await bot.mention("How many devices does the office VPN allow?")
+    (answer,) = await bot.posts()
+    answer_id = answer_id_of(answer)
+
+    await bot.click(f"down:{answer_id}", answer_message=answer)
+    (confirm,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert confirm["body"]["text"] == message("vote.thanks_down_unowned") != VOTE_THANKS["down"]
+    assert message("vote_reason.prompt_unowned") in confirm["body"]["blocks"][0]["text"]["text"]
+    await bot.click(answer_id, answer_message=answer, action_id=REPORT_WRONG_ACTION)
+    confirms = await bot.fake.wait_for("chat.postEphemeral", count=2)
+    assert confirms[1]["body"]["text"] == message("flag.thanks_unowned")
+    assert "owners will" not in confirms[0]["body"]["text"] + confirms[1]["body"]["text"]
+
+
 async def test_vote_on_unknown_answer_is_not_saved(bot: Bot) -> None:
     message = {"channel": "C1", "thread_ts": "1700000000.000001", "text": "an answer from another database"}
 
