@@ -119,10 +119,16 @@ def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
 
 def question_tokens(text: str) -> list[str]:
     """The BM25 tokens of a question without `QUESTION_WORDS_EN`: what retrieval scores and what coverage
-    counts. A question made of nothing else (``"what now?"``) keeps all its tokens."""
+    counts. A question made of nothing else (``"what now?"``) keeps all its tokens. Remembered for the last
+    256 questions: a search and the answer's term weights read the same question (issue 24)."""
+    return list(_question_tokens(text))
+
+
+@lru_cache(maxsize=256)
+def _question_tokens(text: str) -> tuple[str, ...]:
     tokens = tokenize(text)
     content = [t for t in tokens if t not in question_stems()]
-    return content or tokens
+    return tuple(content or tokens)
 
 
 @lru_cache(maxsize=1)
