@@ -29,7 +29,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, leads_in, list_lead_in, readable,
+from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, commands_after, leads_in, list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
 from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
@@ -66,14 +66,7 @@ READ_PASSAGES = 5
 #: A unit this long (characters, compared loosely) that the direct answer holds inside a longer unit counts as
 #: said: shorter ones ("Yes.", "Pro") are common words, not repetition.
 SAID_INSIDE_CHARS = 30
-#: Longest code block (characters, fences included) shown in a direct answer after the sentence leading to it.
-DIRECT_CODE_CHARS = 240
-_INTRODUCES_CODE = regex.compile(
-    r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b", regex.I)
-#: A fenced block of commands or settings (no language, a shell's, a query to run: PromQL, SQL, or a config
-#: file's: "the Flake8 configuration can be adapted:" + ini): an example program is not an instruction.
 _FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \t]*$", regex.M)
-_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|ini|toml|ya?ml|cfg|conf|properties|env|dotenv|)\s*\n", regex.I)
 _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
 #: An opening bracket of a link with no closing one before the text ends: the chunk ended inside the link.
@@ -322,7 +315,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
     best = direct[0] if direct else None
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
-    direct = _with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars)
+    direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars))
     keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
     keep += [i for i in range(len(pool)) if high[i] and i not in keep][:max(0, cfg.max_passages - len(keep))]
     at = {old: new for new, old in enumerate(keep)}
@@ -548,7 +541,9 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
             if not unit.answerable:
                 continue
             cosine = cosines.get((unit.start, unit.end), p.evidence.get("cosine", 0.0) if cosines else 0.0)
-            words = frozenset(tokenize(unit.display))
+            # a lead-in to commands is read with them: its own words ("Run these from a bastion host:") rarely
+            # hold the question's, the commands do ("rollout restart deployment/checkout")
+            words = frozenset(tokenize(f"{unit.display} {commands_after(unit_list, position) or ''}"))
             instruction = "action" in reading.sections and states_action(unit.display)
             replaces = bool(reading.replacing) and states_replacement(unit.display, unit.kind, reading.replacing)
             pointer = is_pointer(p.text[unit.start:unit.end])
@@ -819,6 +814,18 @@ def _says_again(c: _Candidate, chosen: list[_Candidate]) -> bool:
     return False
 
 
+def _said_once(direct: list[_Candidate]) -> list[_Candidate]:
+    """``direct`` without a unit of `SAID_INSIDE_CHARS` or more that says again what an earlier one says: a list
+    brought whole from a second page repeated an item the first page's list had shown (two runbooks share
+    their checks word for word). Short units ("Diagnosis steps:") stay: they introduce what follows them."""
+    out: list[_Candidate] = []
+    for c in direct:
+        if len(_same_text(c.unit.display)) >= SAID_INSIDE_CHARS and _says_again(c, out):
+            continue
+        out.append(c)
+    return out
+
+
 def _add_followers(chosen: list[_Candidate], ranked: list[_Candidate], limit: int) -> None:
     """Adds to ``chosen`` up to 3 units that follow its first one in its section (the list a lead-in
     introduces), while the answer stays within ``limit`` characters."""
@@ -903,13 +910,11 @@ def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS
 def _shown(c: _Candidate, units: list[Unit]) -> str:
     """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
     one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
-    (`DIRECT_CODE_CHARS`) and holds commands or configuration: the command is the answer, the sentence only
+    (`knowledge.sentences.COMMAND_BLOCK_CHARS`) and holds commands or configuration: the command is the answer, the sentence only
     leads to it."""
     text = tidy(c.unit.display)
-    after = units[c.position + 1] if c.position + 1 < len(units) else None
-    if (after is not None and after.kind == CODE and len(after.display) <= DIRECT_CODE_CHARS
-            and _INTRODUCES_CODE.search(c.unit.display) and _COMMAND_FENCE.match(after.display)):
-        body = _COMMAND_FENCE.sub("", after.display.strip(), count=1).rstrip("`~ \n")
+    body = commands_after(units, c.position)
+    if body is not None:
         return f"{text}\n```\n{body}\n```"  # no language name: Slack would show it as the first line
     return text
 

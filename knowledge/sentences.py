@@ -19,8 +19,9 @@ import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync
 #: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code;
-#: 8: no sentence end inside an open bracket or after an initialism before a number).
-UNITS_VERSION = 8
+#: 8: no sentence end inside an open bracket or after an initialism before a number; 9: a lead-in to a short
+#: block of commands is also embedded with the commands).
+UNITS_VERSION = 9
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -58,6 +59,14 @@ HTML_TAG = regex.compile(
 #: Blockquote markers at a line's start (CommonMark §5.1): a quoted paragraph, list or table is read as one.
 _QUOTE_MARKERS = regex.compile(r"^(?:[ \t]*>)+[ \t]?")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
+#: Longest block of commands (characters, fences included) that belongs to the sentence leading to it: shown
+#: with it in a direct answer and embedded with it; a longer block is an example to read, not the answer.
+COMMAND_BLOCK_CHARS = 240
+_INTRODUCES_CODE = regex.compile(
+    r":\s*$|\b(run|use|type|execute|enter) (this|these|the following)\b|\bas follows\b|\bbelow\b", regex.I)
+#: A fenced block of commands or settings (no language, a shell's, a query to run: PromQL, SQL, or a config
+#: file's: "the Flake8 configuration can be adapted:" + ini): an example program is not an instruction.
+_COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|ini|toml|ya?ml|cfg|conf|properties|env|dotenv|)\s*\n", regex.I)
 #: A Markdown link reference definition (CommonMark §4.7): ``[label]: destination``.
 _LINK_DEFINITION = regex.compile(r"^\s*\[[^\]\n]+\]:\s*\S+")
 _CJK = regex.compile(r"[\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]")
@@ -169,7 +178,22 @@ def embedding_inputs(text: str) -> list[tuple[Unit, str]]:
         lead = list_lead_in(units, i, nested=False)
         if lead is not None:
             out.append((unit, f"{units[lead].display.rstrip()} {unit.display}"))
+        commands = commands_after(units, i)
+        if commands is not None:  # "Run these from a bastion host:" says what only its commands say
+            out.append((unit, f"{unit.display.rstrip()} {commands}"))
     return out
+
+
+def commands_after(units: list[Unit], i: int) -> str | None:
+    """The body (no fences) of the short block of commands or settings that ``units[i]`` introduces ("Run these
+    commands from a bastion host:" + a shell block, at most `COMMAND_BLOCK_CHARS`), else None. Such a unit is
+    embedded (`embedding_inputs`), read (`knowledge.answering.unit_features`) and shown with its block: the
+    command is the answer, the sentence only leads to it."""
+    after = units[i + 1] if i + 1 < len(units) else None
+    if (after is not None and after.kind == CODE and len(after.display) <= COMMAND_BLOCK_CHARS
+            and _INTRODUCES_CODE.search(units[i].display) and _COMMAND_FENCE.match(after.display)):
+        return _COMMAND_FENCE.sub("", after.display.strip(), count=1).rstrip("`~ \n")
+    return None
 
 
 def leads_in(unit: Unit) -> bool:

@@ -10,6 +10,7 @@ from knowledge.identifiers import extract_identifiers
 from knowledge.parsing import variable_sentences
 from knowledge.sentences import CODE, ITEM, SENTENCE, sentences_of, split_units
 from knowledge.values import extract_values, sentences
+from tests.conftest import CORPUS, needs_shared
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -102,3 +103,18 @@ def test_identifiers_read_sentences_as_values_do():
 ])
 def test_no_sentence_end_inside_a_bracket_or_after_an_initialism_before_a_number(text, expected):
     assert sentences_of(text) == expected
+
+
+@needs_shared
+def test_a_lead_in_to_a_short_command_block_is_embedded_with_its_commands():
+    """"Check the number of pods on a given node by running:" says what only its kubectl line says; a newcomer's
+    "Run these commands from a bastion host:" lost to an Escalation sentence (issue 22 item 5)."""
+    from knowledge.sentences import embedding_inputs
+
+    page = CORPUS / "prometheus-runbooks" / "runbooks" / "kubernetes" / "KubeletTooManyPods.md"
+    text = page.read_text(encoding="utf-8")
+    inputs = [t for u, t in embedding_inputs(text) if u.display.startswith("Check the number of pods")]
+
+    assert len(inputs) == 2 and inputs[0].endswith("by running:")
+    assert "kubectl get pods --all-namespaces --field-selector spec.nodeName=<node>" in inputs[1]
+    assert "```" not in inputs[1]
