@@ -853,8 +853,8 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     question's words, `_gist`), and after the last of a run of units from one source its citation number (a
     "[1]" after every sentence was noise); sentences run on, list items and table rows (of an answer of several
     units) go on lines of their own behind a bullet, or their step number, as in the quotes (Slack showed "max
-    replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line). ``texts``: each
-    passage's text, where the list markers are."""
+    replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line), and so does a unit
+    of another section than the one before it. ``texts``: each passage's text, where the list markers are."""
     text, own_line = "", False
     direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
     for k, c in enumerate(direct):
@@ -874,8 +874,11 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         step = _step_number(texts[c.passage], units[c.passage], c.position) if in_run else None
         marker = f"{step}. " if step is not None else "• "  # numbered steps keep their number: the order matters
         piece = (marker + _LEAD_MARK.sub("", shown) if listed else shown) + mark
+        # a sentence of another section starts its own line: a runbook's Escalation sentence ran on into the
+        # Restarting section's "Run these commands from a bastion host:" as if one paragraph said both
+        apart = k > 0 and (direct[k - 1].passage, direct[k - 1].section) != (c.passage, c.section)
         if text:
-            text += "\n" if listed or own_line else " "
+            text += "\n" if listed or own_line or apart else " "
         text += piece
         own_line = listed or shown.endswith("```")  # what follows a bullet or a command starts a new line
     return text

@@ -918,3 +918,21 @@ def test_two_items_of_a_list_bring_the_whole_list():
     at = next(k for k, line in enumerate(lines) if line.endswith("The medical note should include:"))
     assert [line.split(" -")[0] for line in lines[at + 1:at + 5]] == [
         "• Date of birth", "• Diagnosis", "• Prognosis", "• Duration"], answer.direct_answer
+
+
+def test_units_of_two_sections_do_not_run_on_as_one_paragraph(tmp_path, sample_settings, embedder):
+    """A newcomer's runbook: the Escalation sentence ran on into the Restarting section's lead-in, as if one
+    paragraph said both."""
+    kb = written_kb(tmp_path, {"checkout.md": (
+        "# Checkout service runbook\n\nThe checkout service takes payments for the web shop.\n\n"
+        "## Restarting the service\n\nRun these commands from a bastion host:\n\n```bash\n"
+        "kubectl -n checkout rollout restart deployment/checkout\n```\n\n"
+        "A restart drops in-flight payments; announce it in #payments first.\n\n"
+        "## Escalation\n\nIf the service is still failing after a restart, page the payments on-call through "
+        "PagerDuty and post in #incident.\n")}, sample_settings, embedder)
+
+    direct = kb.ask("How do I restart the checkout service?").direct_answer
+
+    assert "kubectl -n checkout rollout restart deployment/checkout" in direct
+    for line in direct.splitlines():
+        assert not ("#incident" in line and "bastion" in line), direct
