@@ -56,7 +56,7 @@ SCORE_TOLERANCE = 0.005
 _ASKS_AMOUNT = regex.compile(
     r"\b(how (much|many|long|often|soon|old|big|large|fast)|what time|when|deadline|limit|timeout|price|cost|"
     r"fee|rate|max(imum)?|min(imum)?|number of|version|percent|days?|hours?)\b|"
-    r"얼마|몇|언제|기한|한도|가격|요금|시간|いつ|いくら|何[日時分人回件]|期限|上限|料金|価格|時間",
+    r"얼마|몇|며칠|언제|기한|한도|가격|요금|시간|いつ|いくら|どのくらい|どれくらい|何[日時分人回件年月週]|期限|上限|料金|価格|時間",
     regex.I,
 )
 _DIGIT = regex.compile(r"\d")

@@ -936,3 +936,16 @@ def test_units_of_two_sections_do_not_run_on_as_one_paragraph(tmp_path, sample_s
     assert "kubectl -n checkout rollout restart deployment/checkout" in direct
     for line in direct.splitlines():
         assert not ("#incident" in line and "bastion" in line), direct
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("환불은 며칠 안에 신청해야 하나요?", True),        # "how many days": one word, not 몇 + 일
+    ("休暇は何年まで繰り越せますか？", True),
+    ("研修はどのくらいかかりますか？", True),
+    ("환불은 어떻게 신청하나요?", False),
+    ("How do I request a refund?", False),
+])
+def test_a_question_asks_for_an_amount_in_each_language(question, asks):
+    from knowledge.answering import _Reading
+
+    assert _Reading.of(question).asks_amount is asks
