@@ -50,7 +50,11 @@ _CHECKS = {
                               r"|\[[^\]\n\[]{1,80}(?= \[\d+\])", re.M),  # or a link left open: "[OLU Job [1]"
     "relative_link": re.compile(r"<(?:#|\.\.?/)[^|>]*\||\]\((?:#|\.\.?/)[^)]*\)|<[\w./-]+\.md(?:#[^|>]*)?\||"
                                 r"\]\([\w./-]+\.md(?:#[^)]*)?\)"),
-    "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context|(?:^|\s)///(?:\s|$)", re.S | re.M),
+    # site tags and the site's own markup: Jekyll/Hugo tags, PyMdown blocks, tabs (=== "…") and admonitions
+    # (!!! note), MkDocs attribute lists ({#anchor}, {: .class}), HTML headings and disclosure tags
+    "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context|(?:^|\s)///(?:\s|$)|^(?:> )?=== \"|"
+                           r"^(?:> )?[!?]{3}\+? ?\w|\{#[\w-]+\}|\{:[^}\n]*\}|</?(?:h[1-6]|details|summary)\b[^>]*>",
+                           re.S | re.M),
     "empty_parentheses": re.compile(r"\(\s*\)"),
     "abbreviation_cut": re.compile(r"\b(?:e\.g|i\.e|vs|cf)\.(?=\s*(?:\[\d+\])?\s*$)", re.M | re.I),
 }
