@@ -213,23 +213,30 @@ def live_manifest(home: Path) -> dict:
 
 def held_by_another_config(collections: set[str], synced_with: str | None, settings: Settings) -> bool:
     """Whether an index holding ``collections``, synced with the config file ``synced_with`` (None when not
-    recorded), belongs to another config than ``settings``: none of its collections is a source of
-    ``settings``, and another config file (or an unrecorded one) synced it. The config that synced it is not
-    another even then: its last source was removed (`minerva sources remove`) and the next one is new."""
+    recorded), belongs to another config than ``settings``: another config file (or an unrecorded one) synced
+    it, and none of its collections is a source of ``settings`` — or, when that other file is recorded, some
+    are not (a team's ``runbooks``, ``hr`` and ``it`` share only the name ``runbooks`` with the bundled sample's
+    config, whose plain `minerva ingest` in their folder replaced their pages). The config that synced it is
+    not another: it removed a source (`minerva sources remove`) or its last one and added a new one."""
     same_file = bool(synced_with) and settings.path is not None and synced_with == str(settings.path)
-    return bool(collections) and not collections & {s.name for s in settings.sources} and not same_file
+    names = {s.name for s in settings.sources}
+    if not collections or same_file:
+        return False
+    return not collections & names or (bool(synced_with) and bool(collections - names))
 
 
 def config_mismatch(home: Path, settings: Settings) -> str | None:
-    """A one-line warning when none of the collections the live index of ``home`` holds (its manifest's
-    ``sources``, read alone, so every command can afford it) is a source of ``settings``, else None: answers,
+    """A one-line warning when the live index of ``home`` belongs to another config (`held_by_another_config`,
+    from its manifest's ``sources``, read alone, so every command can afford it), else None: answers,
     jobs and reports would then mix one config's pages with another's collections, models and channels."""
     manifest = live_manifest(home)
     synced = set(manifest.get("sources") or ())
     if not held_by_another_config(synced, manifest.get("config"), settings):
         return None
+    missing = sorted(synced - {s.name for s in settings.sources}) or sorted(synced)
     return (f"{home}'s index holds pages of {', '.join(sorted(synced))} (synced with "
-            f"{manifest.get('config') or 'another config'}), none of them a source of {settings.path or 'this config'}"
+            f"{manifest.get('config') or 'another config'}); {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not a source of {settings.path or 'this config'}"
             f": pass --config or set MINERVA_CONFIG")
 
 

@@ -618,14 +618,15 @@ def _check_same_sources(previous: LoadedIndex, settings: Settings, home: Path) -
         return
     held = sorted({d["collection"] for d in previous.documents.values()})
     configured = sorted(s.name for s in settings.sources)
+    lost = sum(1 for d in previous.documents.values() if d["collection"] not in configured)
     built = previous.manifest.get("config")
     if not built and (home.resolve().parent / "minerva.yaml").is_file():  # `minerva init` writes it beside var/
         built = f"{home.resolve().parent / 'minerva.yaml'}, perhaps"
     raise ForeignIndex(
         f"the index in {home} holds {len(previous.documents)} pages of {', '.join(held)}"
         f"{f' (synced with {built})' if built else ''}, and the config in use ({settings.path or 'bundled sample'})"
-        f" has {'sources ' + ', '.join(configured) if configured else 'no source'}: this sync would remove every "
-        f"page. Use the config that built it (--config or MINERVA_CONFIG), another --home, or "
+        f" has {'sources ' + ', '.join(configured) if configured else 'no source'}: this sync would remove "
+        f"{'every page' if lost == len(previous.documents) else f'{lost} of them'}. Use the config that built it (--config or MINERVA_CONFIG), another --home, or "
         f"`minerva ingest --replace` to replace them.")
 
 

@@ -225,6 +225,31 @@ def test_a_config_sharing_no_source_with_the_index_stops_before_removing_every_p
     assert synced.index().manifest["config"] is None  # Settings built in code: no file to name
 
 
+def test_another_config_file_sharing_one_collection_name_stops_before_replacing_the_pages(synced, source, tmp_path,
+                                                                                          embedder):
+    """A newcomer's team config had hb-like pages in `runbooks`, `hr` and `it`; a plain `minerva ingest` in their
+    folder ran the bundled sample's config, which also has a `runbooks`, and replaced their pages."""
+    from dataclasses import replace
+
+    from knowledge import ForeignIndex
+
+    ops = copy_pages(tmp_path / "ops", {"zoom.md": source / "handbook/tools/zoom.md"})
+    team = replace(_settings(source), path=Path("/team/minerva.yaml"),
+                   sources=[*_settings(source).sources, SourceConfig(name="ops", path=str(ops))])
+    KnowledgeBase(team, synced.home, embedder=embedder).sync()
+    live = current_generation(synced.home)
+    sample = replace(team, path=Path("/repo/config/minerva.yaml"),
+                     sources=[SourceConfig(name="hb", path=str(source)), SourceConfig(name="plans", path=str(ops))])
+
+    with pytest.raises(ForeignIndex, match=r"synced with /team/minerva.yaml.*would remove 1 of them"):
+        KnowledgeBase(sample, synced.home, embedder=embedder).sync()
+    assert current_generation(synced.home) == live
+    assert "ops is not a source of /repo/config/minerva.yaml" in knowledge.index.config_mismatch(synced.home, sample)
+    assert knowledge.index.config_mismatch(synced.home, team) is None
+    renamed = replace(team, path=Path("/team/renamed.yaml"))  # the same sources under another file name: its own
+    assert knowledge.index.config_mismatch(synced.home, renamed) is None
+
+
 def _assert_previous_generation_serves(kb: KnowledgeBase, previous: str) -> None:
     root = index_root(kb.home)
     assert current_generation(kb.home) == previous
