@@ -33,9 +33,10 @@ def test_real_corpora_config_loads_with_paths_under_shared():
     settings = load_settings(REAL_CORPORA_CONFIG)
 
     assert [s.name for s in settings.sources] == ["handbook", "pydantic", "runbooks"]
-    shared = REAL_CORPORA_CONFIG.resolve().parent.parent.parent / "shared" / "corpus"
-    assert Path(settings.source("handbook").path) == shared / "tts-handbook" / "2025-02"
-    assert Path(settings.source("runbooks").path) == shared / "prometheus-runbooks" / "runbooks"
+    # resolved on both sides: ../shared may be a symlink (a newcomer's clone had one)
+    shared = (REAL_CORPORA_CONFIG.resolve().parent.parent.parent / "shared" / "corpus").resolve()
+    assert Path(settings.source("handbook").path).resolve() == shared / "tts-handbook" / "2025-02"
+    assert Path(settings.source("runbooks").path).resolve() == shared / "prometheus-runbooks" / "runbooks"
     assert settings.answer.calibration.model == settings.embedding.model
 
 
