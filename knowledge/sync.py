@@ -243,6 +243,13 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
                    "no one is told about this page (its source has no `owner` either)")
         report.warnings.append(f"{file.doc_id}: front matter owner {str(parsed.metadata['owner'])[:80]!r} is not a "
                                f"Slack user or user group id (U…, W…, S…, or <@U…>): ignored, {instead}")
+    if (old and doc["date_source"] == "front matter" and old.get("body_hash") not in (None, doc["body_hash"])
+            and old.get("date_source") == "front matter" and old["last_modified"] == doc["last_modified"]):
+        # a newcomer raised a price and the reply still said "updated 65 days ago": the date is what owners,
+        # staleness alerts and replies read
+        report.warnings.append(f"{file.doc_id}: its text changed but its front matter date did not "
+                               f"({doc['last_modified'][:10]}): replies and staleness still date it then; update "
+                               f"`updated:` (or remove it to use the file's own date)")
     for sentence in parsed.dropped:  # say what the reader will not find, and why
         report.warnings.append(f"{file.doc_id}: left out a sentence with an unresolved template variable: "
                                f"{sentence[:160]}")
@@ -281,6 +288,7 @@ def _document_record(file: SourceFile, source: SourceConfig, parsed, file_hash: 
         "doc_id": file.doc_id,
         "collection": source.name,
         "rel_path": file.rel_path,
+        "body_hash": hashlib.sha256(parsed.body.encode("utf-8")).hexdigest(),  # the text, without front matter
         "path": str(file.abs_path),
         "title": parsed.title,
         "url": document_url(source, file.rel_path),

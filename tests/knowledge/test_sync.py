@@ -430,3 +430,28 @@ def test_page_that_becomes_unreadable_keeps_its_last_good_version(synced, source
     assert ZOOM in synced.index().documents
     assert ZOOM in _docs_found(synced, "zoom meeting time limit", "hybrid")
     assert ZOOM in _docs_found(synced, "zoom", "bm25")
+
+
+def test_a_page_whose_text_changed_under_an_unchanged_front_matter_date_is_named(tmp_path, embedder):
+    """A newcomer raised a per-diem from $75 to $90; the reply still said "updated 65 days ago" and staleness
+    kept the old date, with no word from ingest."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    page = folder / "expenses.md"
+    page.write_text("---\nupdated: 2026-09-30\n---\n# Expenses\n\nThe daily meal allowance is $75.\n", encoding="utf-8")
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(folder))]), tmp_path / "home",
+                       embedder=embedder)
+    kb.sync()
+
+    page.write_text(page.read_text(encoding="utf-8").replace("$75", "$90"), encoding="utf-8")
+    changed = kb.sync()
+    page.write_text(page.read_text(encoding="utf-8").replace("2026-09-30", "2026-12-05"), encoding="utf-8")
+    dated = kb.sync()
+    page.write_text(page.read_text(encoding="utf-8").replace("---\n#", "owner: U0FIN\n---\n#"), encoding="utf-8")
+    front_only = kb.sync()
+
+    assert changed.changed == ["docs:expenses.md"]
+    assert [w for w in changed.warnings if "front matter date did not" in w] == [
+        "docs:expenses.md: its text changed but its front matter date did not (2026-09-30): replies and staleness "
+        "still date it then; update `updated:` (or remove it to use the file's own date)"]
+    assert not [w for w in dated.warnings + front_only.warnings if "front matter date" in w]
