@@ -58,6 +58,18 @@ def list_git(source: SourceConfig, since: str | None) -> tuple[list[SourceFile],
     return files, ignored, changed, head
 
 
+def uncommitted_edits(source: SourceConfig) -> list[str]:
+    """Tracked files of a ``git: true`` source (paths relative to its folder, sorted) whose edits are not
+    committed: a sync by commit leaves them as they were until they are (a newcomer's edit was not picked up,
+    with no word). Empty when git cannot tell.
+    """
+    try:
+        names = _git(Path(source.path), "diff", "--name-only", "--no-renames", "--relative", "HEAD", "--", ".")
+    except SourceMissing:
+        return []
+    return sorted(n for n in names.splitlines() if n)
+
+
 def git_work_tree(folder: Path) -> bool:
     """True when ``folder`` is inside a Git work tree (a ``.git`` folder or file in it or an ancestor)."""
     folder = Path(folder).resolve()

@@ -27,7 +27,7 @@ from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
 from knowledge.crosslingual import crosslingual_model, embed_chunks, warm_unit_cache
 from knowledge.gate import DuplicateGate, gate_thresholds
-from knowledge.git_source import FileDates, list_git
+from knowledge.git_source import FileDates, list_git, uncommitted_edits
 from knowledge.errors import (DocumentInvalid, DocumentStub, ForeignIndex, IndexIncompatible, IndexNotBuilt,
                               SourceMissing, SourceUnreadable)
 from knowledge.sentences import UNITS_VERSION, embedding_inputs, unit_hash
@@ -96,6 +96,7 @@ def sync(
             try:
                 if source.git:
                     files, ignored, changed_paths, commits[source.name] = list_git(source, commits.get(source.name))
+                    report.warnings.extend(_uncommitted(source))
                 else:
                     files, ignored = list_folder(source)
             except SourceMissing as exc:
@@ -610,6 +611,16 @@ def zero_chunk_problems(documents: dict[str, dict], chunks: list[dict]) -> list[
                       f"gate ({', '.join(doc.get('near_duplicate_of') or []) or 'unknown'})")
         problems.append({"doc_id": doc_id, "problem": "no searchable chunks", "reason": reason})
     return problems
+
+
+def _uncommitted(source: SourceConfig) -> list[str]:
+    """One warning naming the files of a ``git: true`` source whose edits are not committed, or none."""
+    edited = uncommitted_edits(source)
+    if not edited:
+        return []
+    shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
+    return [f"{source.name}: {len(edited)} file(s) edited but not committed ({shown}): with `git: true` they are "
+            f"synced as committed until their edits are"]
 
 
 def is_foreign(index: LoadedIndex, settings: Settings) -> bool:

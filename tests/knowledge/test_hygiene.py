@@ -343,6 +343,10 @@ def test_git_source_rereads_only_files_changed_since_the_last_synced_commit(tmp_
     assert not any(c["doc_id"] == "api:pagination.md" for c in kb.index().chunks)
     rate = [c for c in kb.index().chunks if c["doc_id"] == "api:rate-limits.md"]
     assert rate and "uncommitted" not in rate[0]["text"]
+    # said, not silent: a newcomer's uncommitted edit was kept out with no word
+    assert [w for w in report.warnings if "not committed" in w] == [
+        "api: 1 file(s) edited but not committed (rate-limits.md): with `git: true` they are synced as committed "
+        "until their edits are"]
 
 
 def test_a_50_mb_file_is_skipped_with_a_reason(tmp_path, embedder):
