@@ -229,6 +229,9 @@ def _check_recordable(obj: Context, sources: list[SourceConfig]) -> None:
                 f"`minerva sources remove {source.name}` if an earlier ingest recorded it, or use --no-record")
 
 
+_SYNC_REPORTS = "HOME/sync-reports/, newest file"
+
+
 def _print_sync_report(report) -> None:
     click.echo(
         f"generation {report.generation}: {len(report.added)} added, {len(report.changed)} changed, "
@@ -237,8 +240,15 @@ def _print_sync_report(report) -> None:
         f"chunks in the index ({report.seconds:.1f} s)"
     )
     if report.duplicates or report.partials:
+        # listed here: they reach no review queue (a newcomer read "queued for review", then `review` was empty)
         click.echo(f"  near-duplicate gate: {len(report.duplicates)} chunks stopped as duplicates, "
-                   f"{len(report.partials)} partial duplicate(s) or update(s) queued for review")
+                   f"{len(report.partials)} kept that are close to another page's (check them):")
+        for entry in report.partials[:5]:
+            what = ("states " + "; ".join(entry["changed_values"])) if entry.get("changed_values") else (
+                f"similarity {entry['similarity']:.2f}")
+            click.echo(f"    {entry['chunk_id']} ≈ {entry['of']} ({what})")
+        if len(report.partials) > 5:
+            click.echo(f"    … and {len(report.partials) - 5} more in the sync report ({_SYNC_REPORTS})")
     if report.archived:
         click.echo(f"  versions: {len(report.archived)} older versions archived (minerva docs --archived)")
     for chain in report.version_chains[:10]:  # what was taken as versions of one page, to check at a glance

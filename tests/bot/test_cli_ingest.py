@@ -180,3 +180,20 @@ def test_without_home_the_data_lives_beside_the_config_whatever_the_working_fold
     assert result.exit_code != 0
     assert str(tmp_path / "team" / "var" / "index") in result.output  # not ./var of the working folder
     assert not (elsewhere / "var").exists()
+
+
+def test_kept_near_copies_are_listed_where_the_ingest_says_so(minerva, tmp_path):
+    """"1 partial duplicate(s) … queued for review", then `minerva review` said the queue was empty: the near
+    copies kept are now named in the ingest's own output, with the values that changed."""
+    text = (Path(__file__).resolve().parents[2] / "knowledge" / "sample_kb" / "runbooks" / "disk-full.md").read_text(
+        encoding="utf-8")
+    old, new = write_pages(tmp_path / "old", {"disk-full.md": text}), tmp_path / "new"
+    config = _config(tmp_path, [("old", old), ("new", new)])
+    minerva("ingest", config=config)
+    write_pages(new, {"disk-full.md": text.replace("85%", "80%").replace("2026-04-22", "2026-11-01")})
+
+    result = minerva("ingest", config=config)
+
+    assert "queued for review" not in result.output
+    assert "new:disk-full.md#" in result.output and "≈ old:disk-full.md#" in result.output
+    assert "states 85% → 80%" in result.output
