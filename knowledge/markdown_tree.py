@@ -6,7 +6,10 @@ the same structure instead of each guessing it with line patterns (issue 23, "on
 
 - admonitions ``!!! note "Title"`` / ``??? tip`` (mdit-py-plugins' ``admon``, Python-Markdown's syntax);
 - PyMdown tabs ``=== "Label"`` with their content indented by four spaces (`_tab_rule`);
-- PyMdown blocks ``/// type | Title`` … ``///`` (mdit-py-plugins' ``container`` with ``/`` markers).
+- PyMdown blocks ``/// type | Title`` … ``///`` (mdit-py-plugins' ``container`` with ``/`` markers);
+- attribute lists after links and code (``{target=_blank}``, mdit-py-plugins' ``attrs``) and after a heading
+  (``## Set up {#set-up}``);
+- MkDocs' cross-references ``[label][pydantic.main.BaseModel]``, whose targets the site resolves: their label.
 
 Indented code blocks are off: chunks are cut out of pages, and the body of a tab or admonition whose opening
 line fell into the previous chunk is indented text, not code (fenced code is what the corpora use).
@@ -27,6 +30,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.attrs import attrs_plugin
 from mdit_py_plugins.container import container_plugin
 
 HEADING = "heading"
@@ -47,6 +51,15 @@ _HTML_NAMES = frozenset(
     "a abbr b br code del details div em h1 h2 h3 h4 h5 h6 i img ins kbd li mark ol p s small span strong sub "
     "summary sup table tbody td th thead tr u ul".split())
 _HTML_HEADING = regex.compile(r"^<h([1-6])\b[^>]*>[^<]*</h\1>$", regex.I)
+#: Python-Markdown's attribute list closing a heading: ``## Set up {#set-up-phase}``, ``# Title { .class }``.
+_HEADING_ATTRIBUTES = regex.compile(r"\s*\{\s*[#.:][^{}]*\}\s*$")
+#: A reference-style link markdown-it found no definition for (``[`TypeAdapter`][pydantic.TypeAdapter]``,
+#: ``[Field][]``): MkDocs' autorefs resolve it on the site; read its label. Code spans are set aside first.
+_UNRESOLVED_REFERENCE = regex.compile(r"\[([^\[\]]+)\]\[[\w.:/-]*\]")
+#: A lone emphasis marker markdown-it left as text because its partner is in another sentence or chunk
+#: ("_Some projects are billed weekly —" … "uses._"): only next to a word or after a sentence's end mark, so
+#: "2 * 3" stays.
+_LONE_EMPHASIS = regex.compile(r"(?<![\w*])[*_](?=\w)|(?<=[\w.!?,;:)])[*_](?![\w*])")
 _TAG_NAME = regex.compile(r"^</?([A-Za-z][A-Za-z0-9-]*)")
 #: What markdown-it leaves as text of markup a chunk's cut broke: strong-emphasis markers whose partner is in
 #: another chunk ("- **Procurement life"), and a link's tail whose label began in the chunk before
@@ -115,6 +128,7 @@ def _tab_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("code")
     md.use(admon_plugin)
+    md.use(attrs_plugin)  # "[label](url){target=_blank}", "`code`{.py}": attribute lists, not text
     md.use(container_plugin, name="blocks", marker="/", validate=lambda params, markup: True)
     md.block.ruler.before("fence", "tab", _tab_rule, {"alt": ["paragraph", "reference", "blockquote", "list"]})
     return md
@@ -170,7 +184,8 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
         elif kind == "blockquote_close":
             quoted -= 1
         elif kind == "heading_open" and tok.map:
-            out.append(Block(HEADING, tok.map[0], tok.map[1], inline_text(tokens[i + 1]), level=int(tok.tag[1:]),
+            heading = _HEADING_ATTRIBUTES.sub("", inline_text(tokens[i + 1]))
+            out.append(Block(HEADING, tok.map[0], tok.map[1], heading, level=int(tok.tag[1:]),
                              depth=len(items), quoted=bool(quoted)))
         elif kind == "paragraph_open" and tok.map:
             first, item_kind = tok.map[0], PARAGRAPH
@@ -250,6 +265,7 @@ def inline_text(markdown: str | Token, env: dict | None = None) -> str:
     children = markdown.children if isinstance(markdown, Token) else _inline_tokens(markdown, env)
     out: list[str] = []
     links: list[tuple[str, int]] = []  # open links: (contact address or "", where its label starts in out)
+    codes: list[str] = []  # code spans, set aside while unresolved references are read
     summary = False  # inside <summary>…</summary>: a collapsible's caption ("Full context"), no text of the page
     for tok in children or ():
         kind = tok.type
@@ -260,9 +276,10 @@ def inline_text(markdown: str | Token, env: dict | None = None) -> str:
         if summary:
             continue
         if kind == "text":
-            out.append(_BROKEN_MARKUP.sub("", tok.content))
+            out.append(_LONE_EMPHASIS.sub("", _BROKEN_MARKUP.sub("", tok.content)))
         elif kind == "code_inline":
-            out.append(f"{tok.markup}{tok.content}{tok.markup}")
+            codes.append(f"{tok.markup}{tok.content}{tok.markup}")
+            out.append(f"\ue000{len(codes) - 1}\ue001")
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind == "html_inline":
@@ -275,7 +292,9 @@ def inline_text(markdown: str | Token, env: dict | None = None) -> str:
                 out[start:] = [contact]
             elif contact and contact.lower() not in "".join(out[start:]).lower():
                 out.append(f" ({contact})")
-    return " ".join("".join(out).split())
+    text = _UNRESOLVED_REFERENCE.sub(r"\1", "".join(out))
+    text = regex.sub("\ue000(\\d+)\ue001", lambda m: codes[int(m.group(1))], text)
+    return " ".join(text.split())
 
 
 def _inline_tokens(text: str, env: dict | None) -> list[Token]:

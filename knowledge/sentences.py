@@ -300,10 +300,12 @@ def _cut_table(lines: list[str], start: int, env: dict) -> list[Unit]:
     is read as sentences."""
     out = []
     for line in lines:
-        if _TABLE_LINE.match(line):
+        if not line.strip(" |:-…"):  # the table's rule
+            pass
+        elif _TABLE_LINE.match(line):
             cells = [tree.inline_text(c, env) for c in line.strip().strip("|").split("|")]
             out.append(Unit(start, start + len(line), ROW, _row_text(None, cells)))
-        elif line.strip(" |:-…"):
+        else:
             out += _sentences(line, start, False, env)
         start += len(line) + 1
     return out
