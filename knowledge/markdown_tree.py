@@ -18,8 +18,8 @@ do I write a field validator in Pydantic?" from 0.93 to 0.72); the quote rendere
 Indented code blocks are off: chunks are cut out of pages, and the body of a tab or admonition whose opening
 line fell into the previous chunk is indented text, not code (fenced code is what the corpora use).
 
-A tab's label, an admonition's or ``///`` block's own title become heading-like blocks (context, never text
-of a sentence); HTML blocks (``<details>``, ``<summary>Full context</summary>``) are dropped; link reference
+A tab's label becomes a heading-like block (context, never text of a sentence); an admonition's or ``///``
+block's own title a caption block; HTML blocks (``<details>``, ``<summary>Full context</summary>``) are dropped; link reference
 definitions are read into links and never become text.
 """
 
@@ -38,8 +38,11 @@ from mdit_py_plugins.attrs import attrs_plugin
 from mdit_py_plugins.container import container_plugin
 
 HEADING = "heading"
-#: A tab's label or an admonition's / ``///`` block's own title: read as a heading, deeper than any ``#``.
+#: A tab's label: read as a heading, deeper than any ``#`` (the tabs of a set are alternatives: "pip" or "uv").
 LABEL = "label"
+#: An admonition's or ``///`` block's own title ("Validating LLM Output"): an aside's caption. Units leave it
+#: out: as a heading it cut a quote off from the example the aside comments on.
+TITLE = "title"
 PARAGRAPH = "paragraph"
 ITEM = "item"
 ROW = "row"
@@ -73,13 +76,13 @@ class Block:
     """One block of a Markdown text, in reading order.
 
     Attributes:
-        kind: `HEADING`, `LABEL`, `PARAGRAPH`, `ITEM` (a list item's first paragraph), `ROW` (a table body
+        kind: `HEADING`, `LABEL`, `TITLE`, `PARAGRAPH`, `ITEM` (a list item's first paragraph), `ROW` (a table body
             row), or `CODE` (a fenced block, fences included).
         first, last: the block's source lines, ``first`` inclusive and ``last`` exclusive (0-based, split
             on "\\n"); an item's lines start at its marker's line.
         text: the block as a reader sees it: inline text (`inline_text`) of a heading, label, paragraph or
             item; the cells of a row; empty for code.
-        level: a heading's level (1–6), `LABEL_LEVEL` for a label, else 0.
+        level: a heading's level (1–6), `LABEL_LEVEL` for a label or title, else 0.
         depth: how many lists hold the block (1 for a top-level item), 0 outside lists.
         number: an ordered item's number as written ("3." → 3), else None.
         cells, header: a row's cells and its table's header cells (inline text), else empty.
@@ -204,7 +207,8 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
         elif kind in ("tab_open", "admonition_open", "container_blocks_open") and tok.map:
             label = _label(tok, tokens[i + 1:i + 3])
             if label:
-                out.append(Block(LABEL, tok.map[0], tok.map[0] + 1, label, level=LABEL_LEVEL, depth=len(items),
+                kind = LABEL if tok.type == "tab_open" else TITLE
+                out.append(Block(kind, tok.map[0], tok.map[0] + 1, label, level=LABEL_LEVEL, depth=len(items),
                                  quoted=bool(quoted)))
         elif kind == "thead_open":
             in_head = True

@@ -124,6 +124,8 @@ def _units_of(text: str) -> tuple[Unit, ...]:
         start, end = offsets[block.first], offsets[block.last - 1] + len(lines[block.last - 1])
         if block.kind == tree.CODE:
             units.append(Unit(start, end, CODE, text[start:end]))
+        elif block.kind == tree.TITLE:  # an aside's caption: no unit, and no heading that would end a quote
+            continue
         elif block.kind in (tree.HEADING, tree.LABEL):
             units.append(Unit(start, end, HEADING, block.text))
         elif block.kind == tree.ROW:
@@ -235,7 +237,7 @@ def _plain(heading: str) -> str:
 
 def _level(text: str, unit: Unit) -> int:
     """The level of a heading unit: how many "#" open its line (a setext heading's by its underline); a tab's
-    label or an admonition's title is deeper than any (`markdown_tree.LABEL_LEVEL`)."""
+    label is deeper than any (`markdown_tree.LABEL_LEVEL`)."""
     return tree.heading_level(text[unit.start:unit.end].lstrip())
 
 

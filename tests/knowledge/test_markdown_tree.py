@@ -3,7 +3,8 @@ and the answer units read from them (`knowledge.sentences.split_units`)."""
 
 from __future__ import annotations
 
-from knowledge.markdown_tree import CODE, HEADING, ITEM, LABEL, LABEL_LEVEL, PARAGRAPH, ROW, inline_text, parse_blocks
+from knowledge.markdown_tree import (CODE, HEADING, ITEM, LABEL, LABEL_LEVEL, PARAGRAPH, ROW, TITLE, inline_text,
+                                     parse_blocks)
 from knowledge.parsing import parse_document
 from knowledge.sentences import CODE as CODE_UNIT
 from knowledge.sentences import HEADING as HEADING_UNIT
@@ -38,8 +39,8 @@ def test_site_extensions_are_structure_not_text():
     blocks = [(b.kind, b.text) for b in parse_blocks(text)]
 
     assert blocks == [(LABEL, "Python 3.9"), (PARAGRAPH, "Use `Optional`."), (LABEL, "Python 3.10+"),
-                      (PARAGRAPH, "Use `X | None`."), (LABEL, "Deprecated in v2"), (PARAGRAPH, "Do not use it."),
-                      (PARAGRAPH, "A plain note."), (LABEL, "Version added v2.11"), (PARAGRAPH, "Named aliases work."),
+                      (PARAGRAPH, "Use `X | None`."), (TITLE, "Deprecated in v2"), (PARAGRAPH, "Do not use it."),
+                      (PARAGRAPH, "A plain note."), (TITLE, "Version added v2.11"), (PARAGRAPH, "Named aliases work."),
                       (PARAGRAPH, "Why it fires."), (HEADING, "Strictness")]
 
 
@@ -59,6 +60,16 @@ def test_a_tab_opening_a_continued_chunk_is_read_as_a_tab():
 
     assert [(u.kind, u.display) for u in units] == [
         (HEADING_UNIT, "Annotated pattern"), (SENTENCE, "Use `Annotated`."), (SENTENCE, "It works.")]
+
+
+def test_an_asides_caption_is_no_unit_and_ends_no_quote():
+    """Pydantic's JSON page: the tip "Validating LLM Output" after the partial-JSON example, read as a heading,
+    cut the quote of its sentence off from the example."""
+    units = split_units('Parse it:\n\n```python\nfrom_json(data, allow_partial=True)\n```\n\n'
+                        '!!! tip "Validating LLM Output"\n    This feature is particularly useful for LLM output.')
+
+    assert [u.kind for u in units] == [SENTENCE, CODE_UNIT, SENTENCE]
+    assert units[2].display == "This feature is particularly useful for LLM output."
 
 
 @needs_shared
