@@ -19,8 +19,9 @@ Indented code blocks are off: chunks are cut out of pages, and the body of a tab
 line fell into the previous chunk is indented text, not code (fenced code is what the corpora use).
 
 A tab's label becomes a heading-like block (context, never text of a sentence); an admonition's or ``///``
-block's own title a caption block; HTML blocks (``<details>``, ``<summary>Full context</summary>``) are dropped; link reference
-definitions are read into links and never become text.
+block's own title a caption block. HTML blocks are read for their words (a lone ``<h3>`` is a heading); those of
+tags only (``<details>``, ``<summary>Full context</summary>``) are dropped. Link reference definitions are read
+into links and never become text.
 """
 
 from __future__ import annotations
@@ -304,8 +305,9 @@ def _inline_tokens(text: str, env: dict | None) -> list[Token]:
 
 
 def _is_html(tag: str) -> bool:
-    """Whether an inline HTML token is markup: a comment, processing instruction, or an HTML element's tag."""
-    if tag.startswith(("<!", "<?")):
+    """Whether an inline HTML token is markup: a comment, processing instruction, or an HTML element's tag.
+    Slack's own ``<!channel>`` / ``<!here>`` (an HTML declaration to markdown-it) is text a page quotes."""
+    if tag.startswith(("<!--", "<?")):
         return True
     name = _TAG_NAME.match(tag)
     return bool(name) and name.group(1).lower() in _HTML_NAMES
