@@ -17,11 +17,14 @@ from functools import lru_cache
 
 import regex
 
+from knowledge import markdown_tree as tree
+
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync
 #: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code;
-#: 8: no sentence end inside an open bracket or after an initialism before a number; 9: a lead-in to a short
-#: block of commands is also embedded with the commands).
-UNITS_VERSION = 9
+#: 8: no sentence end inside an open bracket or after an initialism before a number; 9: read from the
+#: Markdown tree, `knowledge.markdown_tree`: tabs, admonitions and HTML blocks are structure, not text;
+#: 10: a lead-in to a short block of commands is also embedded with the commands).
+UNITS_VERSION = 10
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -33,11 +36,13 @@ ANSWER_KINDS = (SENTENCE, ITEM, ROW)
 #: Most units per chunk embedded at ingest: a 200-token chunk rarely has more; bounds ingest cost.
 MAX_UNITS_PER_CHUNK = 24
 
+#: A fence line: only to tell whether a chunk opens inside a code block (`_continued_code`), which no parse of
+#: the chunk alone can know.
 _FENCE = regex.compile(r"^\s*(```|~~~)")
+#: A table line of a chunk that the chunker's cut left without its header and rule (a paragraph to markdown-it).
 _TABLE_LINE = regex.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = regex.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_HEADING = regex.compile(r"^\s*#{1,6}\s+\S")
-_ITEM = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+#: A chunk whose overlap ("…") starts on a tab's or an admonition's opening line (`knowledge.markdown_tree`).
+_CONTINUED_OPENING = regex.compile(r'^…(?:===[!+]?[ \t]+"|(?:!!!|\?\?\?\+?)[ \t]+\S)')
 #: A sentence ends at . ! ? (or the CJK full stops) followed by space and a likely sentence start; CJK
 #: full stops need no space. Abbreviations ("e.g.", "i.e.", "etc.", "vs.") and decimals are no ends.
 _SENTENCE_END = regex.compile(
@@ -46,13 +51,9 @@ _SENTENCE_END = regex.compile(
 )
 #: A sentence piece ending in a dotted initialism ("U.S.C.", "D.C."): before a number it ends no sentence.
 _INITIALISM_END = regex.compile(r"(?:\b\p{Lu}\.){2,}$")
-_MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
-_INLINE_CODE = regex.compile(r"(`+[^`\n]+?`+)")
-_LINK = regex.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")
-#: A link whose target is itself the fact (an address to write to or call): ``[TTS Talent](mailto:a@b.gov)``.
-_CONTACT = regex.compile(r"^(?:mailto|tel):([^?#]+)", regex.I)
 #: Inline HTML a page's site renders (``<details><summary>Full context</summary>``, ``<em>``, ``<br/>``) and HTML
-#: comments: markup, never words of a unit. Only tag names HTML defines for text, so ``List<String>`` stays.
+#: comments, in raw Markdown (the quote renderer's `knowledge.answering.tidy` reads raw text; units read the
+#: tree). Only tag names HTML defines for text, so ``List<String>`` stays.
 HTML_TAG = regex.compile(
     r"<!--.*?-->|</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|"
     r"summary|sup|table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
@@ -67,8 +68,6 @@ _INTRODUCES_CODE = regex.compile(
 #: A fenced block of commands or settings (no language, a shell's, a query to run: PromQL, SQL, or a config
 #: file's: "the Flake8 configuration can be adapted:" + ini): an example program is not an instruction.
 _COMMAND_FENCE = regex.compile(r"^\s*(?:```|~~~)\s*(?:bash|sh|shell|console|zsh|text|promql|sql|ini|toml|ya?ml|cfg|conf|properties|env|dotenv|)\s*\n", regex.I)
-#: A Markdown link reference definition (CommonMark §4.7): ``[label]: destination``.
-_LINK_DEFINITION = regex.compile(r"^\s*\[[^\]\n]+\]:\s*\S+")
 _CJK = regex.compile(r"[\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}]")
 
 
@@ -95,9 +94,9 @@ class Unit:
     def answerable(self) -> bool:
         """Whether this unit can be (part of) a direct answer: a whole sentence, list item or table row
         with at least a few words (3 Latin words or 6 CJK characters; a list item 2 words or 4 CJK characters: an
-        item is one member of what its list enumerates, "firewall rules" among a runbook's causes), not a Markdown
-        link reference definition (``[cgeform]: https://…``: the page's plumbing, no fact)."""
-        if self.kind not in ANSWER_KINDS or self.partial or _LINK_DEFINITION.match(self.display):
+        item is one member of what its list enumerates, "firewall rules" among a runbook's causes). A link
+        reference definition (``[cgeform]: https://…``) is no unit at all: the tree reads it into links."""
+        if self.kind not in ANSWER_KINDS or self.partial:
             return False
         words, cjk = (2, 4) if self.kind == ITEM else (3, 6)
         return len(_WORD.findall(self.display)) >= words or len(_CJK.findall(self.display)) >= cjk
@@ -118,24 +117,35 @@ def split_units(text: str) -> list[Unit]:
 @lru_cache(maxsize=2048)
 def _units_of(text: str) -> tuple[Unit, ...]:
     """`split_units`, remembered per text: retrieval and answering split the same few passages of every
-    question several times (units are frozen, so sharing them is safe)."""
+    question several times (units are frozen, so sharing them is safe). Reads the blocks of the Markdown tree
+    (`knowledge.markdown_tree`) and finds each unit's characters within its block's lines."""
     units: list[Unit] = []
-    lines = _lines_with_offsets(text)
-    i = _continued_code(lines, text, units)
-    while i < len(lines):
-        start, line = lines[i]
-        if not line.strip():
-            i += 1
-        elif _FENCE.match(line):
-            i = _code_block(lines, i, text, units)
-        elif _TABLE_LINE.match(line):
-            i = _table(lines, i, units)
-        elif _HEADING.match(line):
-            units.append(Unit(start, start + len(line), HEADING, readable(line.lstrip("# "))))
-            i += 1
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    skip = _continued_code(lines, text, units)
+    source = "\n" * skip + "\n".join(lines[skip:]) if skip else text
+    if _CONTINUED_OPENING.match(source):  # the overlap's "…" before a tab or admonition: read the block
+        source = " " + source[1:]
+    parsed = tree.parse(source)
+    for block in parsed.blocks:
+        start, end = offsets[block.first], offsets[block.last - 1] + len(lines[block.last - 1])
+        if block.kind == tree.CODE:
+            units.append(Unit(start, end, CODE, text[start:end]))
+        elif block.kind == tree.TITLE:  # an aside's caption: no unit, and no heading that would end a quote
+            continue
+        elif block.kind in (tree.HEADING, tree.LABEL):
+            units.append(Unit(start, end, HEADING, block.text))
+        elif block.kind == tree.ROW:
+            units.append(Unit(start, end, ROW, _row_text(block.header, block.cells)))
+        elif block.kind == tree.ITEM:
+            units.append(Unit(start, end, ITEM, block.text))
+        elif any(_TABLE_LINE.match(line) for line in lines[block.first:block.last]):
+            units += _cut_table(lines[block.first:block.last], start, parsed.env)
         else:
-            i = _paragraph(lines, i, units)
-    return tuple(_mark_partial(units, text))
+            units += _sentences(text[start:end], start, block.quoted, parsed.env)
+    return tuple(_mark_partial([u for u in units if u.display], text))
 
 
 def sentences_of(text: str) -> list[str]:
@@ -246,13 +256,13 @@ def section_path(heading_path: tuple[str, ...], text: str, units: list[Unit], po
 def _plain(heading: str) -> str:
     """A heading's words, for telling whether a heading line is one of a chunk's path: "## Reporting
     [Phishing](…)" and "Reporting Phishing" match."""
-    return " ".join(_WORD.findall(_LINK.sub(r"\1", heading))).lower()
+    return " ".join(_WORD.findall(readable(heading))).lower()
 
 
 def _level(text: str, unit: Unit) -> int:
-    """The level of a heading unit: how many "#" open its line."""
-    line = text[unit.start:unit.end].lstrip()
-    return len(line) - len(line.lstrip("#"))
+    """The level of a heading unit: how many "#" open its line (a setext heading's by its underline); a tab's
+    label is deeper than any (`markdown_tree.LABEL_LEVEL`)."""
+    return tree.heading_level(text[unit.start:unit.end].lstrip())
 
 
 def unquoted(text: str) -> str:
@@ -260,119 +270,85 @@ def unquoted(text: str) -> str:
     return "\n".join(_QUOTE_MARKERS.sub("", line) for line in text.split("\n"))
 
 
-def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
-    """Each line of ``text`` with its offset; blockquote markers become spaces (offsets stay valid), so a quoted
-    paragraph splits into sentences and a quoted list into items, as the page renders them."""
-    out, offset = [], 0
-    for line in text.split("\n"):
-        out.append((offset, _QUOTE_MARKERS.sub(lambda m: " " * len(m.group()), line)))
-        offset += len(line) + 1
-    return out
-
-
-def _continued_code(lines, text: str, units: list[Unit]) -> int:
-    """Where reading starts: past the end of a code block the chunk opens inside of (the chunker's "…" overlap
-    continues a long block), kept as one partial code unit; else 0. Such a chunk holds an odd number of fence
-    lines, or a bare first one followed by one naming a language: a closing fence, which read as an opening one
-    would swallow the prose after it."""
-    fences = [k for k, (_, line) in enumerate(lines) if _FENCE.match(line)]
-    if not text.startswith("…") or not fences or lines[fences[0]][1].strip() not in ("```", "~~~"):
+def _continued_code(lines: list[str], text: str, units: list[Unit]) -> int:
+    """How many lines reading skips: those up to the end of a code block the chunk opens inside of (the chunker's
+    "…" overlap continues a long block), kept as one partial code unit; else 0. Such a chunk holds an odd number
+    of fence lines, or a bare first one followed by one naming a language: a closing fence, which read as an
+    opening one would swallow the prose after it."""
+    fences = [k for k, line in enumerate(lines) if _FENCE.match(line)]
+    if not text.startswith("…") or not fences or lines[fences[0]].strip() not in ("```", "~~~"):
         return 0
     # the first fence closes when the fences are odd in number, or when the next one names a language (only an
     # opening fence does): a chunk that also ends inside another block holds an even number
-    if len(fences) % 2 == 0 and not (len(fences) > 1 and lines[fences[1]][1].strip().lstrip("`~").strip()):
+    if len(fences) % 2 == 0 and not (len(fences) > 1 and lines[fences[1]].strip().lstrip("`~").strip()):
         return 0
-    end = lines[fences[0]][0] + len(lines[fences[0]][1])
+    end = sum(len(line) + 1 for line in lines[:fences[0]]) + len(lines[fences[0]])
     units.append(Unit(0, end, CODE, text[:end], partial=True))
     return fences[0] + 1
 
 
-def _code_block(lines, i: int, text: str, units: list[Unit]) -> int:
-    start, first = lines[i]
-    fence = _FENCE.match(first).group(1)
-    j = i + 1
-    while j < len(lines) and not lines[j][1].strip().startswith(fence):
-        j += 1
-    last = min(j, len(lines) - 1)
-    end = lines[last][0] + len(lines[last][1])
-    units.append(Unit(start, end, CODE, text[start:end]))
-    return j + 1
-
-
-def _table(lines, i: int, units: list[Unit]) -> int:
-    header: list[str] | None = None
-    j = i
-    while j < len(lines) and _TABLE_LINE.match(lines[j][1]):
-        start, line = lines[j]
-        cells = [readable(c) for c in line.strip().strip("|").split("|")]
-        following = lines[j + 1][1] if j + 1 < len(lines) else ""
-        if _TABLE_RULE.match(line):
-            pass
-        elif header is None and _TABLE_RULE.match(following):
-            header = cells
+def _sentences(raw: str, start: int, quoted: bool, env: dict) -> list[Unit]:
+    """A paragraph's sentences (``raw`` is its lines as in the chunk, starting at ``start``); a quoted paragraph's
+    ``>`` markers read as spaces, so offsets stay valid. A sentence end inside a link's label, an emphasis or a
+    code span is none (``**Note.** Then`` stays one piece until its markers close)."""
+    if quoted:
+        raw = "\n".join(_QUOTE_MARKERS.sub(lambda m: " " * len(m.group()), line) for line in raw.split("\n"))
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(raw):
+        if piece is None:
+            continue
+        if pieces and _open_markup(pieces[-1]):
+            pieces[-1] = raw[raw.find(pieces[-1]):raw.find(piece, raw.find(pieces[-1]) + len(pieces[-1])) + len(piece)]
         else:
-            units.append(Unit(start, start + len(line), ROW, _row_text(header, cells)))
-        j += 1
-    return j
+            pieces.append(piece)
+    out, position = [], 0
+    for piece in pieces:
+        found = raw.find(piece, position) if piece else -1
+        if not piece.strip() or found < 0:
+            continue
+        position = found + len(piece)
+        out.append(Unit(start + found, start + position, SENTENCE, tree.inline_text(piece, env)))
+    return out
 
 
-def _row_text(header: list[str] | None, cells: list[str]) -> str:
+def _open_markup(piece: str) -> bool:
+    """Whether ``piece`` of raw Markdown leaves a code span, a link label or strong emphasis open."""
+    if piece.count("`") % 2:
+        return True
+    prose = regex.sub(r"`[^`]*`", "", piece)
+    return prose.count("[") > prose.count("]") or prose.count("**") % 2 == 1
+
+
+def _cut_table(lines: list[str], start: int, env: dict) -> list[Unit]:
+    """A piece of a table the chunker cut out of its page (a long table is split at words, so its header, its
+    rule or a row's start may be in the chunk before): markdown-it reads it as a paragraph. Each table line is a
+    row (its cells joined, as a table without a header reads); the rest of the rule is dropped; any other line
+    is read as sentences."""
+    out = []
+    for line in lines:
+        if not line.strip(" |:-…"):  # the table's rule
+            pass
+        elif _TABLE_LINE.match(line):
+            cells = [tree.inline_text(c, env) for c in line.strip().strip("|").split("|")]
+            out.append(Unit(start, start + len(line), ROW, _row_text(None, cells)))
+        else:
+            out += _sentences(line, start, False, env)
+        start += len(line) + 1
+    return out
+
+
+def _row_text(header, cells) -> str:
     """``Plan: Team · Price: $12`` (with a header of the same width), else the cells joined by " · "."""
     if header and len(header) == len(cells):
         return " · ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells) if c)
     return " · ".join(c for c in cells if c)
 
 
-def _paragraph(lines, i: int, units: list[Unit]) -> int:
-    """A paragraph or list item (wrapped lines joined) split into sentences; returns the next line index."""
-    start, first = lines[i]
-    kind = ITEM if _ITEM.match(first) else SENTENCE
-    j = i + 1
-    while j < len(lines):
-        line = lines[j][1]
-        if (not line.strip() or _ITEM.match(line) or _FENCE.match(line) or _TABLE_LINE.match(line)
-                or _HEADING.match(line)):
-            break
-        j += 1
-    end = lines[j - 1][0] + len(lines[j - 1][1])
-    block = _text_between(lines, i, j)
-    if kind == ITEM:
-        units.append(Unit(start, end, ITEM, readable(_ITEM.sub("", block, count=1))))
-        return j
-    position = 0
-    for piece in _SENTENCE_END.split(block):
-        if piece is None:
-            continue
-        found = block.find(piece, position) if piece else -1
-        if not piece.strip() or found < 0:
-            continue
-        position = found + len(piece)
-        units.append(Unit(start + found, start + position, SENTENCE, readable(piece)))
-    return j
-
-
-def _text_between(lines, i: int, j: int) -> str:
-    """Lines i..j-1 with their newlines, exactly as in the chunk (offsets stay valid)."""
-    return "\n".join(line for _, line in lines[i:j])
-
-
 def readable(text: str) -> str:
-    """Readable text: link labels instead of Markdown links (with the address of a mail or phone link), no inline
-    HTML tags or comments and no emphasis markers outside inline code (``__fields__`` and ``*args`` are names,
-    not emphasis), one space between words."""
-    text = _LINK.sub(_link_label, text)
-    text = "".join(piece if piece.startswith("`") else _MARKUP.sub("", HTML_TAG.sub(" ", piece))
-                   for piece in _INLINE_CODE.split(text))
-    return " ".join(text.split())
-
-
-def _link_label(link: regex.Match) -> str:
-    """A Markdown link as read: its label, and a mail address or phone number behind it when the label does not
-    say it ("email the TTS Talent team (tts-jointts@gsa.gov)"): the address is what the reader needs."""
-    label, contact = link.group(1), _CONTACT.match(link.group(2))
-    if contact and contact.group(1).lower() not in label.lower():
-        return f"{label} ({contact.group(1)})"
-    return label
+    """Readable text of inline Markdown (`markdown_tree.inline_text`): link labels instead of links (with the
+    address of a mail or phone link), no inline HTML tags, images or emphasis markers, code spans as written
+    (``__fields__`` and ``*args`` inside them are names), one space between words."""
+    return tree.inline_text(text)
 
 
 def _mark_partial(units: list[Unit], text: str) -> list[Unit]:

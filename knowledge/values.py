@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import regex
 
+from knowledge.markdown_tree import inline_text
 from knowledge.sentences import sentences_of
 from knowledge.tokenize import tokenize
 
@@ -141,7 +142,6 @@ _TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 _RENDERED_CELL = regex.compile(r"^\s*([^:·|]{1,80}?):\s+(\S.*?)\s*$")
 _ROW_BULLET = regex.compile(r"^(?:[•*+-]\s+)")
 _CODE_BLOCK = regex.compile(r"```.*?(?:```|$)", regex.DOTALL)
-_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = regex.compile(r"https?://\S+|www\.\S+|\{\{[^}]*\}\}")
 _MARKUP = regex.compile(r"[*_`>#]+")
 #: Content words kept on each side of a value for its context.
@@ -259,10 +259,13 @@ _HIDDEN = regex.compile(r"<!--.*?(?:-->|$)|\{\s*[#:.][^{}\n]*\}", regex.S)
 
 
 def clean_text(text: str) -> str:
-    """Chunk text without code blocks, HTML comments, attribute lists, link targets, URLs or template tags."""
+    """Chunk text without code blocks, HTML comments, attribute lists, link targets, URLs or template tags; each
+    line's inline Markdown read as the units read it (`markdown_tree.inline_text`: a link as its label, no inline
+    HTML or images). Line by line: list markers, headings and table pipes are no inline Markdown and stay for
+    `sentences` to read."""
     text = _CODE_BLOCK.sub(" ", text)
     text = _HIDDEN.sub(" ", text)
-    text = _LINK.sub(r"\1", text)
+    text = "\n".join(inline_text(line) if line.strip() else "" for line in text.split("\n"))
     return _URL.sub(" ", text)
 
 

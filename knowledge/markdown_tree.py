@@ -1,0 +1,330 @@
+"""One reading of a page's Markdown: blocks with their source lines, and inline text as a reader sees it.
+
+The text is parsed once with markdown-it-py (CommonMark with GFM tables and strikethrough) plus the site
+extensions the corpora use, so that answer units (`knowledge.sentences`), quotes and plain renderings read
+the same structure instead of each guessing it with line patterns (issue 23, "one reading of a page"):
+
+- admonitions ``!!! note "Title"`` / ``??? tip`` (mdit-py-plugins' ``admon``, Python-Markdown's syntax);
+- PyMdown tabs ``=== "Label"`` with their content indented by four spaces (`_tab_rule`);
+- PyMdown blocks ``/// type | Title`` … ``///`` (mdit-py-plugins' ``container`` with ``/`` markers);
+- attribute lists after links and code (``{target=_blank}``, mdit-py-plugins' ``attrs``) and after a heading
+  (``## Set up {#set-up}``);
+
+MkDocs' cross-references ``[label][pydantic.main.BaseModel]`` (no definition in the page) stay as written: their
+target names what the label means to the embedder (units reading them as bare labels dropped the gap query "How
+do I write a field validator in Pydantic?" from 0.93 to 0.72); the quote renderer shows their label
+(`knowledge.answering.tidy`).
+
+Indented code blocks are off: chunks are cut out of pages, and the body of a tab or admonition whose opening
+line fell into the previous chunk is indented text, not code (fenced code is what the corpora use).
+
+A tab's label becomes a heading-like block (context, never text of a sentence); an admonition's or ``///``
+block's own title a caption block. HTML blocks are read for their words (a lone ``<h3>`` is a heading); those of
+tags only (``<details>``, ``<summary>Full context</summary>``) are dropped. Link reference definitions are read
+into links and never become text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import unquote
+
+import regex
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.attrs import attrs_plugin
+from mdit_py_plugins.container import container_plugin
+
+HEADING = "heading"
+#: A tab's label: read as a heading, deeper than any ``#`` (the tabs of a set are alternatives: "pip" or "uv").
+LABEL = "label"
+#: An admonition's or ``///`` block's own title ("Validating LLM Output"): an aside's caption. Units leave it
+#: out: as a heading it cut a quote off from the example the aside comments on.
+TITLE = "title"
+PARAGRAPH = "paragraph"
+ITEM = "item"
+ROW = "row"
+CODE = "code"
+#: The heading level a `LABEL` counts as in a section path: below ``######`` (CommonMark's deepest is 6).
+LABEL_LEVEL = 7
+
+#: A PyMdown tab's opening line (``=== "Label"``, ``===! "…"`` starts a new tab set, ``===+ "…"`` is selected).
+_TAB_OPENING = regex.compile(r'^===[!+]?[ \t]+"(.*)"[ \t]*$')
+#: HTML element names (WHATWG HTML's text-level and grouping elements the corpora use). Inline HTML with one
+#: of these names is markup and is dropped; any other ``<Name>`` is text (``List<String>``, ``Dict<K, V>``).
+_HTML_NAMES = frozenset(
+    "a abbr b br code del details div em h1 h2 h3 h4 h5 h6 i img ins kbd li mark ol p s small span strong sub "
+    "summary sup table tbody td th thead tr u ul".split())
+_HTML_HEADING = regex.compile(r"^<h([1-6])\b[^>]*>[^<]*</h\1>$", regex.I)
+#: Python-Markdown's attribute list closing a heading: ``## Set up {#set-up-phase}``, ``# Title { .class }``.
+_HEADING_ATTRIBUTES = regex.compile(r"\s*\{\s*[#.:][^{}]*\}\s*$")
+#: A lone emphasis marker markdown-it left as text because its partner is in another sentence or chunk
+#: ("_Some projects are billed weekly —" … "uses._"): only next to a word or after a sentence's end mark, so
+#: "2 * 3" stays.
+_LONE_EMPHASIS = regex.compile(r"(?<![\w*])[*_](?=\w)|(?<=[\w.!?,;:)])[*_](?![\w*])")
+_TAG_NAME = regex.compile(r"^</?([A-Za-z][A-Za-z0-9-]*)")
+#: What markdown-it leaves as text of markup a chunk's cut broke: strong-emphasis markers whose partner is in
+#: another chunk ("- **Procurement life"), and a link's tail whose label began in the chunk before
+#: ("…Dashboard](https://airtable.com/…)"). Whole links and emphasis are tokens, never text.
+_BROKEN_MARKUP = regex.compile(r"\*\*|__|\]\([^)\s]*\)")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a Markdown text, in reading order.
+
+    Attributes:
+        kind: `HEADING`, `LABEL`, `TITLE`, `PARAGRAPH`, `ITEM` (a list item's first paragraph), `ROW` (a table body
+            row), or `CODE` (a fenced block, fences included).
+        first, last: the block's source lines, ``first`` inclusive and ``last`` exclusive (0-based, split
+            on "\\n"); an item's lines start at its marker's line.
+        text: the block as a reader sees it: inline text (`inline_text`) of a heading, label, paragraph or
+            item; the cells of a row; empty for code.
+        level: a heading's level (1–6), `LABEL_LEVEL` for a label or title, else 0.
+        depth: how many lists hold the block (1 for a top-level item), 0 outside lists.
+        number: an ordered item's number as written ("3." → 3), else None.
+        cells, header: a row's cells and its table's header cells (inline text), else empty.
+        quoted: whether the block is inside a blockquote (its lines carry ``>`` markers).
+    """
+
+    kind: str
+    first: int
+    last: int
+    text: str = ""
+    level: int = 0
+    depth: int = 0
+    number: int | None = None
+    cells: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    quoted: bool = False
+
+
+def _tab_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """Block rule for a PyMdown tab: the opening line, then every line indented at least four spaces past it
+    (blank lines inside); the label goes into the open token's ``info``."""
+    if state.is_code_block(start):
+        return False
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    opening = _TAB_OPENING.match(line)
+    if not opening:
+        return False
+    if silent:
+        return True
+    indent = state.sCount[start] + 4
+    stop = start + 1
+    while stop < end and (state.isEmpty(stop) or state.sCount[stop] >= indent):
+        stop += 1
+    while stop > start + 1 and state.isEmpty(stop - 1):  # trailing blank lines belong to no tab
+        stop -= 1
+    saved = (state.parentType, state.lineMax, state.blkIndent)
+    token = state.push("tab_open", "div", 1)
+    token.info, token.map = opening.group(1), [start, stop]
+    state.parentType, state.lineMax, state.blkIndent = "tab", stop, indent
+    state.md.block.tokenize(state, start + 1, stop)
+    state.push("tab_close", "div", -1)
+    state.parentType, state.lineMax, state.blkIndent = saved
+    state.line = stop
+    return True
+
+
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).disable("code")
+    md.use(admon_plugin)
+    md.use(attrs_plugin)  # "[label](url){target=_blank}", "`code`{.py}": attribute lists, not text
+    md.use(container_plugin, name="blocks", marker="/", validate=lambda params, markup: True)
+    md.block.ruler.before("fence", "tab", _tab_rule, {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    return md
+
+
+_MD = _parser()
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parse of one text: its blocks in reading order and the environment to read its inline text in
+    (``env["references"]``: the link reference definitions, so ``[label][ref]`` reads "label")."""
+
+    blocks: tuple[Block, ...]
+    env: dict
+
+
+def parse(text: str) -> Parsed:
+    """``text`` parsed once (remembered per text: units, section paths and quotes read the same passages);
+    never raises on any input."""
+    return _parse(text)
+
+
+def parse_blocks(text: str) -> list[Block]:
+    """The blocks of ``text`` in reading order (see `Block`); never raises on any input."""
+    return list(_parse(text).blocks)
+
+
+@lru_cache(maxsize=2048)
+def _parse(text: str) -> Parsed:
+    env: dict = {}
+    tokens = _MD.parse(text, env)
+    return Parsed(tuple(_read(tokens, env)), env)
+
+
+def _read(tokens: list[Token], env: dict) -> list[Block]:
+    """Walk the token stream once: containers (lists, quotes, admonitions, tabs) only set context."""
+    out: list[Block] = []
+    items: list[list] = []  # open list items: [first line, number, whether its first paragraph was read]
+    quoted = 0
+    header: tuple[str, ...] = ()
+    row: list[str] = []
+    in_head = False
+    for i, tok in enumerate(tokens):
+        kind = tok.type
+        if kind == "list_item_open":
+            number = int(tok.info) if tok.info.isdigit() else None
+            items.append([tok.map[0] if tok.map else 0, number, False])
+        elif kind == "list_item_close":
+            items.pop()
+        elif kind == "blockquote_open":
+            quoted += 1
+        elif kind == "blockquote_close":
+            quoted -= 1
+        elif kind == "heading_open" and tok.map:
+            heading = _HEADING_ATTRIBUTES.sub("", inline_text(tokens[i + 1]))
+            out.append(Block(HEADING, tok.map[0], tok.map[1], heading, level=int(tok.tag[1:]),
+                             depth=len(items), quoted=bool(quoted)))
+        elif kind == "paragraph_open" and tok.map:
+            first, item_kind = tok.map[0], PARAGRAPH
+            if items and not items[-1][2]:
+                first, item_kind = items[-1][0], ITEM
+                items[-1][2] = True
+            out.append(Block(item_kind, first, tok.map[1], inline_text(tokens[i + 1]), depth=len(items),
+                             number=items[-1][1] if item_kind == ITEM else None, quoted=bool(quoted)))
+        elif kind == "html_block" and tok.map:
+            out += _html_block(tok, env, len(items), bool(quoted))
+        elif kind == "fence" and tok.map:
+            out.append(Block(CODE, tok.map[0], tok.map[1], depth=len(items), quoted=bool(quoted)))
+            if items:
+                items[-1][2] = True
+        elif kind in ("tab_open", "admonition_open", "container_blocks_open") and tok.map:
+            label = _label(tok, tokens[i + 1:i + 3])
+            if label:
+                kind = LABEL if tok.type == "tab_open" else TITLE
+                out.append(Block(kind, tok.map[0], tok.map[0] + 1, label, level=LABEL_LEVEL, depth=len(items),
+                                 quoted=bool(quoted)))
+        elif kind == "thead_open":
+            in_head = True
+        elif kind == "thead_close":
+            in_head = False
+        elif kind == "tr_open":
+            row = []
+        elif kind == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
+            row.append(inline_text(tok))
+        elif kind == "tr_close":
+            if in_head:
+                header = tuple(row)
+            else:
+                span = next(t.map for t in reversed(tokens[:i]) if t.type == "tr_open")
+                out.append(Block(ROW, span[0], span[1], cells=tuple(row), header=header, depth=len(items),
+                                 quoted=bool(quoted)))
+    return out
+
+
+def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:
+    """An HTML block as text: a lone ``<h3>…</h3>`` is a heading; other blocks with words outside their tags are
+    a paragraph (a handbook's HTML table of office facts, a ``<div markdown=1>`` around prose); blocks of tags
+    only (``<details>``, ``<summary>Full context</summary>``: a collapsible's plumbing) are dropped."""
+    text = inline_text(tok.content, env)
+    if not regex.search(r"[\p{L}\p{N}]", text):
+        return []
+    heading = _HTML_HEADING.match(tok.content.strip())
+    if heading:
+        return [Block(HEADING, tok.map[0], tok.map[1], text, level=int(heading.group(1)), depth=depth, quoted=quoted)]
+    return [Block(PARAGRAPH, tok.map[0], tok.map[1], text, depth=depth, quoted=quoted)]
+
+
+def _label(opening: Token, following: list[Token]) -> str:
+    """The heading-like label of a tab (its quoted label), an admonition (only a title the page gives in
+    quotes: ``!!! note`` alone titles itself "Note", which says nothing) or a ``///`` block (the title after
+    ``|``: ``/// details | Why`` → "Why"; ``/// version-added | v2.11`` → "Version added v2.11")."""
+    if opening.type == "tab_open":
+        return inline_text(opening.info)
+    if opening.type == "admonition_open":
+        titled = '"' in opening.info and following and following[0].type == "admonition_title_open"
+        return inline_text(following[1]) if titled and len(following) > 1 else ""
+    kind, _, title = opening.info.strip().partition("|")
+    if kind.strip().startswith(("version", "deprecated")):
+        return inline_text(f"{kind.strip().replace('-', ' ').capitalize()} {title.strip()}")
+    return inline_text(title.strip())
+
+
+def inline_text(markdown: str | Token, env: dict | None = None) -> str:
+    """Inline Markdown as a reader sees it, read from markdown-it's inline tokens: emphasis and strikethrough
+    markers dropped, code spans kept with their backticks (`` `code` ``), a link as its label (a ``mailto:``
+    or ``tel:`` link also with its address when the label does not say it: "email the TTS Talent team
+    (tts-jointts@gsa.gov)"), images and inline HTML tags dropped (``<String>`` in ``List<String>`` is no HTML
+    element and stays), entities and backslash escapes resolved, one space between words.
+
+    Args:
+        markdown: inline Markdown text, or an ``inline`` token of a parse.
+        env: the parse's environment (its link reference definitions), when ``markdown`` is text.
+    """
+    children = markdown.children if isinstance(markdown, Token) else _inline_tokens(markdown, env)
+    out: list[str] = []
+    links: list[tuple[str, int]] = []  # open links: (contact address or "", where its label starts in out)
+    summary = False  # inside <summary>…</summary>: a collapsible's caption ("Full context"), no text of the page
+    for tok in children or ():
+        kind = tok.type
+        if kind == "html_inline" and _TAG_NAME.match(tok.content) and \
+                _TAG_NAME.match(tok.content).group(1).lower() == "summary":
+            summary = not tok.content.startswith("</")
+            continue
+        if summary:
+            continue
+        if kind == "text":
+            out.append(_LONE_EMPHASIS.sub("", _BROKEN_MARKUP.sub("", tok.content)))
+        elif kind == "code_inline":
+            out.append(f"{tok.markup}{tok.content}{tok.markup}")
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif kind == "html_inline":
+            out.append(" " if _is_html(tok.content) else tok.content)
+        elif kind == "link_open":
+            links.append((_contact(str(tok.attrs.get("href", ""))), len(out)))
+        elif kind == "link_close" and links:
+            contact, start = links.pop()
+            if contact and "".join(out[start:]).lower().startswith(("mailto:", "tel:")):  # <mailto:a@b.gov>
+                out[start:] = [contact]
+            elif contact and contact.lower() not in "".join(out[start:]).lower():
+                out.append(f" ({contact})")
+    return " ".join("".join(out).split())
+
+
+def _inline_tokens(text: str, env: dict | None) -> list[Token]:
+    tokens = _MD.parseInline(text, dict(env or {}))
+    return tokens[0].children if tokens else []
+
+
+def _is_html(tag: str) -> bool:
+    """Whether an inline HTML token is markup: a comment, processing instruction, or an HTML element's tag.
+    Slack's own ``<!channel>`` / ``<!here>`` (an HTML declaration to markdown-it) is text a page quotes."""
+    if tag.startswith(("<!--", "<?")):
+        return True
+    name = _TAG_NAME.match(tag)
+    return bool(name) and name.group(1).lower() in _HTML_NAMES
+
+
+def _contact(href: str) -> str:
+    """The address of a ``mailto:`` or ``tel:`` link (its query dropped), else ""."""
+    scheme, _, rest = href.partition(":")
+    if scheme.lower() not in ("mailto", "tel"):
+        return ""
+    return unquote(rest.split("?")[0].split("#")[0])
+
+
+def heading_level(raw: str) -> int:
+    """The level of a heading unit's raw Markdown: ATX (``## …`` → 2) or setext (underlined ``===`` → 1,
+    ``---`` → 2); anything else (a tab's label, an admonition's title) is `LABEL_LEVEL`."""
+    for block in parse_blocks(raw):
+        if block.kind == HEADING:
+            return block.level
+    return LABEL_LEVEL
