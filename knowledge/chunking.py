@@ -17,6 +17,7 @@ import regex
 from markdown_it import MarkdownIt
 
 from config import ChunkingConfig
+from knowledge.markdown_tree import inline_text, parse_blocks
 
 # One token per CJK character, per word otherwise: close enough to MiniLM word pieces to keep a chunk
 # inside the model's window without loading its tokenizer here.
@@ -36,10 +37,12 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 #: its pieces keep their own spacing; 10: a title's HTML entities are unescaped; 11: a page without a title in
 #: its front matter is titled by its H1, else its file name, not by its first heading of any level; 12: a version folder
 #: anywhere in a path (``docs/v2/pricing.md``) makes a version family, `knowledge.versions`; 13: PyMdown block fences
-#: ``/// type | title`` … ``///`` are dropped, their content kept); part of every document's chunker
+#: ``/// type | title`` … ``///`` are dropped, their content kept; 14: a heading's name is read as the page's
+#: Markdown tree reads it, `knowledge.markdown_tree`: no ``{#anchor}`` attribute list, emphasis marker or link
+#: syntax in a section's name); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 13
+CHUNKER_VERSION = 14
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,8 @@ def _sections(body: str) -> list[tuple[tuple[str, ...], str]]:
     starts: list[tuple[int, int, str]] = []  # (line, level, heading text)
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map:
-            starts.append((tok.map[0], int(tok.tag[1]), tokens[i + 1].content.strip()))
+            # named as the tree reads it: a citation showed "Keyword arguments removed {#removed-kwargs}"
+            starts.append((tok.map[0], int(tok.tag[1]), _heading_name(tokens[i + 1].content)))
     sections, stack = [], []
     bounds = [0] + [s[0] for s in starts] + [len(lines)]
     heads = [None] + starts
@@ -118,6 +122,13 @@ def _sections(body: str) -> list[tuple[tuple[str, ...], str]]:
         if text:
             sections.append((tuple(n for _, n in stack), text))
     return sections
+
+
+def _heading_name(raw: str) -> str:
+    """A heading's inline Markdown as a reader sees it (`knowledge.markdown_tree.inline_text`), without a trailing
+    attribute list (``Set up {#set-up}``, ``{: .note}``): the tree's parser reads that only at a block's end."""
+    blocks = parse_blocks("# " + raw.strip())
+    return (blocks[0].text if blocks and blocks[0].kind == "heading" else inline_text(raw)).strip()
 
 
 def _merge_small(sections: list, min_tokens: int) -> list:

@@ -219,3 +219,14 @@ def test_a_long_paragraph_is_cut_between_words_never_inside_a_link(tmp_path, rea
                     if w not in words and not any(w in long for long in too_long)]
 
     assert cut == []
+
+
+@needs_shared
+def test_a_section_is_named_as_a_reader_sees_its_heading():
+    """A citation named "Keyword arguments removed {#removed-kwargs}": the heading's attribute list is markup."""
+    page = CORPUS / "pydantic-docs" / "v2.13.4" / "errors" / "usage_errors.md"
+    doc = parse_document(page.read_text(encoding="utf-8"), "errors/usage_errors.md")
+    paths = {name for c in chunk_document(doc.title, doc.body, ChunkingConfig()) for name in c.heading_path}
+
+    assert "Keyword arguments removed" in paths
+    assert not [name for name in paths if "{#" in name or "{:" in name]
