@@ -988,12 +988,22 @@ def _same_kind_run(units: list[Unit], before: list[int], kind: str) -> list[int]
     return run[:6]
 
 
+def _closed(code: str) -> str:
+    """``code`` (a fenced block) with its closing fence: a chunk cut inside a long example ends without one, and
+    Slack then shows the fence and every line after it as text."""
+    lines = code.rstrip().split("\n")
+    fence = regex.match(r"^\s*(`{3,}|~{3,})", lines[0])
+    if fence is None or (len(lines) > 1 and lines[-1].strip().startswith(fence.group(1))):
+        return code
+    return code.rstrip() + "\n" + lines[0][:fence.end()]
+
+
 def _render(text: str, unit: Unit) -> str:
     """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
     if unit.kind == ROW:
         return "• " + tidy(unit.display)
     if unit.kind == CODE:  # the fence keeps its language only: MkDocs' {test="skip" …} means nothing in Slack
-        return _FENCE_ATTRIBUTES.sub(r"\1", text[unit.start:unit.end], count=1)
+        return _closed(_FENCE_ATTRIBUTES.sub(r"\1", text[unit.start:unit.end], count=1))
     raw = tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)

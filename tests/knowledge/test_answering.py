@@ -949,3 +949,15 @@ def test_a_question_asks_for_an_amount_in_each_language(question, asks):
     from knowledge.answering import _Reading
 
     assert _Reading.of(question).asks_amount is asks
+
+
+def test_a_quoted_example_the_chunk_cut_keeps_its_closing_fence():
+    """A Pydantic example cut at the chunk's end was quoted without its closing fence: Slack showed the fence and
+    the code as text ("for error in e.errors():" read as prose)."""
+    from knowledge.answering import _render
+    from knowledge.sentences import CODE, split_units
+
+    text = "Translate them:\n\n```python\nfor error in e.errors():\n    error['msg'] = 'x'\n"
+    code = next(u for u in split_units(text) if u.kind == CODE)
+
+    assert _render(text, code).splitlines()[-1] == "```"
