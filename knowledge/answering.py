@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 import uuid
 from dataclasses import dataclass, field, replace
 
@@ -930,14 +931,18 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int, *,
     Starts at the evidence (or the sentence before it when room allows), never at a partial unit; list
     items keep a bullet, table rows are shown as ``header: cell · …`` lines, code blocks are kept whole
     (or left out when they do not fit), headings are left out (the citation names the section), and so is
-    what lies past a heading: another section of the chunk ("Parental leave" below "Carry-over").
+    what lies past a heading: another section of the chunk ("Parental leave" below "Carry-over"), unless the
+    unit before the heading leads into it (a tab's label after "To install … along with Pydantic:").
     """
     shown = [i for i, u in enumerate(units) if not u.partial and u.kind != HEADING and not _site_plumbing(text, u)]
     if not shown:
         return ""
     center = min(shown, key=lambda i: (abs(i - center), i))
     start = max((i for i, u in enumerate(units[:center]) if u.kind == HEADING), default=-1)
-    end = min((i for i, u in enumerate(units) if i > center and u.kind == HEADING), default=len(units))
+    # a heading that a sentence leads into ("… along with Pydantic:" then the tab "pip" and its command) is
+    # what that sentence introduces, not another section
+    end = min((i for i, u in enumerate(units) if i > center and u.kind == HEADING and not leads_in(units[i - 1])),
+              default=len(units))
     shown = [i for i in shown if start < i < end and i not in said]
     if not shown:
         return ""
@@ -1003,7 +1008,9 @@ def _render(text: str, unit: Unit) -> str:
     if unit.kind == ROW:
         return "• " + tidy(unit.display)
     if unit.kind == CODE:  # the fence keeps its language only: MkDocs' {test="skip" …} means nothing in Slack
-        return _closed(_FENCE_ATTRIBUTES.sub(r"\1", text[unit.start:unit.end], count=1))
+        # dedented: a tab's or an admonition's code is indented four spaces, and Slack reads a fence only at a
+        # line's start
+        return _closed(_FENCE_ATTRIBUTES.sub(r"\1", textwrap.dedent(text[unit.start:unit.end]), count=1))
     raw = tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)

@@ -961,3 +961,18 @@ def test_a_quoted_example_the_chunk_cut_keeps_its_closing_fence():
     code = next(u for u in split_units(text) if u.kind == CODE)
 
     assert _render(text, code).splitlines()[-1] == "```"
+
+
+def test_a_quote_goes_on_past_a_tab_its_lead_in_introduces():
+    """Pydantic's install page: "To install optional dependencies along with Pydantic:" was quoted alone, its
+    command under the tab "pip" cut off as another section."""
+    from knowledge.answering import evidence_quote
+    from knowledge.sentences import split_units
+
+    text = ('To install optional dependencies along with Pydantic:\n\n=== "pip"\n\n    ```bash\n'
+            "    pip install 'pydantic[email]'\n    ```\n\n=== \"uv\"\n\n    ```bash\n    uv add 'pydantic[email]'\n"
+            "    ```\n")
+    quote = evidence_quote(text, list(split_units(text)), 0, 400)
+
+    assert "pip install 'pydantic[email]'" in quote and "uv add" not in quote
+    assert "\n```bash\n" in quote  # dedented: Slack reads a fence only at a line's start
