@@ -245,8 +245,9 @@ class EmbeddingCache:
         """
         found = self._get(embedder.name, hashes)
         missing = [i for i, h in enumerate(hashes) if h not in found]
-        unique_missing = list(dict.fromkeys(hashes[i] for i in missing))
         text_of = {hashes[i]: texts[i] for i in missing}
+        # shortest first: each batch holds texts of about one length, so little of it is padding
+        unique_missing = sorted(dict.fromkeys(hashes[i] for i in missing), key=lambda h: len(text_of[h]))
         if on_total:
             on_total(len(unique_missing))
         for start in range(0, len(unique_missing), batch):

@@ -1,16 +1,18 @@
-"""The dense model run by onnxruntime instead of torch (issues 24 and 28: "the encoder is the floor").
+"""The dense model run by onnxruntime with int8 weights instead of torch (issues 24 and 28: "the encoder is the floor").
 
 Importing sentence-transformers (transformers, torch, scikit-learn) takes about 9 s on two cores, most of a
-one-shot ``minerva ask``; torch then embeds a question in ~21 ms. The same weights exported once to ONNX and
-run by onnxruntime with the model's own tokenizer (the ``tokenizers`` library) load in under a second and
-embed a question in ~4 ms, with vectors equal to torch's within 1e-6 (measured on all-MiniLM-L6-v2).
+one-shot ``minerva ask``; torch then embeds a question in ~10-21 ms. The same weights exported once to ONNX,
+their projections quantized to 8-bit integers (`QUANTIZATION`), and run by onnxruntime with the model's own
+tokenizer (the ``tokenizers`` library) load in under a second, embed a question in ~1-2 ms and chunks
+several times faster than torch, with vectors at a cosine of ~0.99 to torch's (benchmarks/onnx_int8.py).
 
 The export needs torch and the ``onnx`` package, so it runs where torch is loaded anyway: after an ingest
 (`export_for`). It covers sentence-transformers models made of a Transformer, mean pooling and (optionally)
 normalisation, the layout of the packaged all-MiniLM-L6-v2; any other model keeps running on torch. The file
-(about 90 MB, never in the repository) is a cache shared by every home on the machine, like the model hubs'
+(about 23 MB, never in the repository) is a cache shared by every home on the machine, like the model hubs'
 caches: ``$MINERVA_MODEL_CACHE``, else ``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``;
-its name changes with the weights, so a new model version is exported again rather than read stale.
+its name changes with the weights, Minerva's version and `EXPORT_FORMAT`, so a new model, release or format
+is exported again rather than read stale (an older release's file is left in place for that release).
 """
 
 from __future__ import annotations
@@ -32,6 +34,17 @@ log = structlog.get_logger(__name__)
 #: ONNX operator set of the export: 17 is read by every onnxruntime release since 1.13 (2022).
 OPSET = 17
 
+#: What the cached file holds, part of its name: a change here (another quantization) names a new file, so
+#: a cache written by an older release is exported again, never read as the new format.
+EXPORT_FORMAT = "int8mm1"
+
+#: `onnxruntime.quantization.quantize_dynamic` arguments of the shipped export: the weights of the
+#: projections (MatMul with a constant weight) as signed 8-bit integers with one scale per output channel;
+#: the embedding tables (Gather) stay float. Chosen in `benchmarks/onnx_int8.py` (issue 24 item 3) among
+#: per-tensor / per-channel, QInt8 / QUInt8, with and without the embeddings and the FFN output projections:
+#: the cheapest variant whose SciFact nDCG@10 stays within 0.005 of torch (results/onnx_int8.json).
+QUANTIZATION = {"per_channel": True, "op_types_to_quantize": ["MatMul"]}
+
 
 def model_cache() -> Path:
     """The folder of exported models (module docstring)."""
@@ -52,22 +65,35 @@ def exported_path(cfg: EmbeddingConfig) -> Path | None:
     if not weights.exists():
         return None
     stat = weights.stat()
-    key = hashlib.sha256(f"{folder}|{stat.st_size}|{stat.st_mtime_ns}|{OPSET}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{folder}|{stat.st_size}|{stat.st_mtime_ns}|{OPSET}|{_package_version()}".encode())
     name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in cfg.model)[-60:]
-    return model_cache() / f"{name}-{key}.onnx"
+    return model_cache() / f"{name}-{key.hexdigest()[:16]}-{EXPORT_FORMAT}.onnx"
+
+
+def _package_version() -> str:
+    """Minerva's installed version ("dev" when run from a checkout that is not installed): part of the cache
+    key, so an upgrade exports again rather than trusting a file an older exporter wrote."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("minerva")
+    except PackageNotFoundError:
+        return "dev"
 
 
 def export_for(cfg: EmbeddingConfig) -> Path | None:
     """Export ``cfg.model`` to ONNX (`exported_path`) unless it is there already; returns the
     file, or None when the model cannot be exported here (another layout, or torch / ``onnx`` missing: a
-    warning is logged and everything keeps running on torch). Takes ~3 s; written to a temporary name and
-    renamed, so a crash never leaves half a model where `load` would read it."""
+    warning is logged and everything keeps running on torch). The float export is then quantized
+    (`QUANTIZATION`). Takes ~5 s; written to temporary names and renamed, so a crash never leaves half a model
+    where `load` would read it."""
     target = exported_path(cfg)
     if target is None or target.exists():
         return target
     try:
         import onnx  # noqa: F401  (torch's exporter needs it; checked here for a clear message)
         import torch
+        from onnxruntime.quantization import QuantType, quantize_dynamic
         from transformers import AutoModel
     except ImportError as exc:
         log.warning("onnx.export_skipped", model=cfg.model, reason=f"{exc.name} is not installed")
@@ -75,14 +101,18 @@ def export_for(cfg: EmbeddingConfig) -> Path | None:
     folder = _model_folder(cfg.model)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.part")
+    floats = target.with_suffix(f".{os.getpid()}.float.part")
     try:
         # eager attention: one plain graph, no branch on the mask's values for the tracer to freeze
-        _export(AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval(), torch, partial)
+        _export(AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval(), torch, floats)
+        quantize_dynamic(str(floats), str(partial), weight_type=QuantType.QInt8, **QUANTIZATION)
         partial.replace(target)
     except Exception as exc:  # an exporter failure must not fail the ingest that asked for it
         partial.unlink(missing_ok=True)
         log.warning("onnx.export_failed", model=cfg.model, error=repr(exc))
         return None
+    finally:
+        floats.unlink(missing_ok=True)
     log.info("onnx.exported", model=cfg.model, bytes=target.stat().st_size)
     return target
 
@@ -130,7 +160,7 @@ class OnnxEmbedder:
         self._cfg = cfg
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(_max_tokens(folder))
-        self._tokenizer.enable_padding()
+        self._tokenizer.no_padding()  # each batch is padded to its own longest text (`_embed_batch`)
         options = ort.SessionOptions()
         options.log_severity_level = 3  # its warnings about unused initializers are noise to a user
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -139,21 +169,31 @@ class OnnxEmbedder:
 
     def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
         """See `knowledge.embedding.Embedder.embed`: float32 (len(texts), dim), unit norm; config prefixes
-        added as for torch. Batches of ``embedding.batch_size``."""
+        added as for torch. Batches of ``embedding.batch_size`` texts of similar length (as
+        sentence-transformers does), so a short text is not padded to a long one's length; the rows come back in
+        the order of ``texts``."""
         prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
         step = max(1, self._cfg.batch_size)
         with self._lock:
+            encoded = self._tokenizer.encode_batch([prefix + t for t in texts])
+            order = np.argsort([len(e.ids) for e in encoded], kind="stable")
             for start in range(0, len(texts), step):
-                out[start:start + step] = self._embed_batch([prefix + t for t in texts[start:start + step]])
+                rows = order[start:start + step]
+                out[rows] = self._embed_batch([encoded[i] for i in rows])
         return out
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def _embed_batch(self, encoded: list) -> np.ndarray:
         """Mean of the token states under the attention mask, L2-normalised (sentence-transformers' Pooling
-        with ``pooling_mode_mean_tokens`` and Normalize)."""
-        encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        with ``pooling_mode_mean_tokens`` and Normalize). ``encoded``: the tokenizer's encodings, unpadded."""
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)  # padding positions are masked out: any id does
+        mask = np.zeros_like(ids)
+        for row, e in enumerate(encoded):
+            ids[row, :len(e.ids)] = e.ids
+            mask[row, :len(e.ids)] = 1
         states = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
                                           "token_type_ids": np.zeros_like(ids)})[0]
         summed = (states * mask[..., None]).sum(axis=1)
