@@ -9,9 +9,9 @@ several times faster than torch, with vectors at a cosine of ~0.99 to torch's (b
 The export needs torch and the ``onnx`` package, so it runs where torch is loaded anyway: after an ingest
 (`export_for`). It covers sentence-transformers models made of a Transformer, mean pooling and (optionally)
 normalisation, the layout of the packaged all-MiniLM-L6-v2; any other model keeps running on torch. The file
-(about 23 MB, never in the repository) is a cache shared by every home on the machine, like the model hubs'
-caches: ``$MINERVA_MODEL_CACHE``, else ``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``;
-its name changes with the weights, Minerva's version and `EXPORT_FORMAT`, so a new model, release or format
+(about 59 MB, most of it the embedding tables, which stay float; never in the repository) is a cache shared
+by every home on the machine, like the model hubs' caches: ``$MINERVA_MODEL_CACHE``, else
+``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``; its name changes with the weights, Minerva's version and `EXPORT_FORMAT`, so a new model, release or format
 is exported again rather than read stale (an older release's file is left in place for that release).
 """
 
