@@ -11,8 +11,9 @@ The export needs torch and the ``onnx`` package, so it runs where torch is loade
 normalisation, the layout of the packaged all-MiniLM-L6-v2; any other model keeps running on torch. The file
 (about 59 MB, most of it the embedding tables, which stay float; never in the repository) is a cache shared
 by every home on the machine, like the model hubs' caches: ``$MINERVA_MODEL_CACHE``, else
-``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``; its name changes with the weights, Minerva's version and `EXPORT_FORMAT`, so a new model, release or format
-is exported again rather than read stale (an older release's file is left in place for that release).
+``$XDG_CACHE_HOME/minerva/models``, else ``~/.cache/minerva/models``; its name changes with the weights,
+Minerva's version and `EXPORT_FORMAT`, so a new model, release or format is exported again rather than read
+stale (an older release's file is left in place for that release).
 """
 
 from __future__ import annotations
