@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
 from config import REAL_CORPORA_CONFIG, EmbeddingConfig, load_settings  # noqa: E402
-from knowledge.beir import load_beir  # noqa: E402
+from knowledge.beir import load_beir, subset  # noqa: E402
 from knowledge.metrics import ndcg_at_k, recall_at_k  # noqa: E402
 from knowledge.onnx_encoder import QUANTIZATION, OnnxEmbedder, _export, _model_folder  # noqa: E402
 
@@ -165,6 +165,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--variants", default="shipped,per-tensor", help=f"comma-separated, of {list(VARIANTS)}")
     parser.add_argument("--real-chunks", type=int, default=600)
+    parser.add_argument("--distractors", type=int, default=None,
+                        help="SciFact over the judged documents of the queries plus this many others (a loaded "
+                             "machine); default the whole corpus")
     parser.add_argument("--ingest-home", action="append", default=[], help="NAME=HOME, NAME torch or shipped")
     parser.add_argument("--runtimes", default="torch,onnx float,variants",
                         help="which to measure: torch, onnx float, variants (the int8 ones)")
@@ -178,6 +181,8 @@ def main() -> None:
 
     cfg = EmbeddingConfig()
     data = load_beir(EVAL / "scifact")
+    if args.distractors is not None:
+        data = subset(data, args.queries, distractors=args.distractors)
     query_ids = [q for q in data.queries if q in data.qrels][: args.queries]
     questions = [data.queries[q] for q in query_ids]
     abstracts = [f"{t} {x}".strip() for t, x in list(data.corpus.values())[:1000]]

@@ -36,7 +36,7 @@ def test_same_text_is_embedded_once_across_calls(tmp_path, embedder):
     second, n_second = cache.embed(counting, [_h(b), _h(c)], [b, c])
 
     assert (n_first, n_second) == (2, 1)
-    assert counting.texts == [a, b, c]
+    assert counting.texts == [b, a, c]  # each text once; within a call the shortest first (less padding)
     assert first.shape == (3, embedder.dim) and first.dtype == np.float32
     np.testing.assert_array_equal(first[0], first[2])
     np.testing.assert_array_equal(first[1], second[0])  # b came from the cache, bit for bit
