@@ -196,7 +196,7 @@ def main() -> None:
         if "torch" in wanted or "ingest" in sections:
             runs["torch"] = SentenceTransformerEmbedder(cfg)
         if "onnx float" in wanted:
-            runs["onnx float"] = OnnxEmbedder(cfg, fp32)
+            runs["onnx float"] = OnnxEmbedder(cfg, fp32, one_by_one=False)
         for variant in args.variants.split(",") if "variants" in wanted else ["shipped"]:
             paths[f"onnx int8 {variant}"] = quantized(fp32, variant, Path(tmp))
             runs[f"onnx int8 {variant}"] = OnnxEmbedder(cfg, paths[f"onnx int8 {variant}"])

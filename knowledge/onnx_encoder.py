@@ -152,13 +152,18 @@ class OnnxEmbedder:
     """`knowledge.embedding.Embedder` over an exported model: the same name, dimension and vectors as the
     sentence-transformers model it was exported from, so an index built by either reads with the other."""
 
-    def __init__(self, cfg: EmbeddingConfig, path: Path):
+    def __init__(self, cfg: EmbeddingConfig, path: Path, *, one_by_one: bool = True):
+        """``one_by_one``: run each text alone. The int8 export scales its activations per run (dynamic
+        quantization), so a text batched with others gets a slightly different vector (cosine ~0.99) than
+        alone: one by one, a text's vector never depends on its neighbours (a re-sync equals a sync from
+        nothing), and no run holds padding."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         folder = _model_folder(cfg.model)
         self.name = cfg.model
         self._cfg = cfg
+        self._one_by_one = one_by_one
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(_max_tokens(folder))
         self._tokenizer.no_padding()  # each batch is padded to its own longest text (`_embed_batch`)
@@ -170,14 +175,13 @@ class OnnxEmbedder:
 
     def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
         """See `knowledge.embedding.Embedder.embed`: float32 (len(texts), dim), unit norm; config prefixes
-        added as for torch. Batches of ``embedding.batch_size`` texts of similar length (as
-        sentence-transformers does), so a short text is not padded to a long one's length; the rows come back in
-        the order of ``texts``."""
+        added as for torch. Each text is run alone (``one_by_one``, the default), else in batches of
+        ``embedding.batch_size`` texts of similar length; the rows come back in the order of ``texts``."""
         prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        step = max(1, self._cfg.batch_size)
+        step = 1 if self._one_by_one else max(1, self._cfg.batch_size)
         with self._lock:
             encoded = self._tokenizer.encode_batch([prefix + t for t in texts])
             order = np.argsort([len(e.ids) for e in encoded], kind="stable")
