@@ -25,7 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _output import emit  # noqa: E402
-from bot.logs import configure_logging  # noqa: E402
+from bot.cli.logs import configure_logging  # noqa: E402
 from config import HygieneConfig, Settings, SourceConfig  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.contradictions import find_contradictions  # noqa: E402

@@ -7,16 +7,21 @@ Usage:
 The knowledge base is the three real corpora (``config/real-corpora.yaml``, index in ``--real-home``); the
 questions are the paraphrase sets written for the coverage-gap fit (``benchmarks/data/gap_paraphrases.jsonl``
 and ``gap_paraphrases_fresh.jsonl``: 9 topics no page covers, 12 wordings each in English, Korean and
-Japanese, and 36 one-off questions). The store is a real SQLite file; the decisions are the bot's own:
-`KnowledgeBase.ask` for the page answer, `bot.experts.matching_answer` for a kept answer (the cut of
-`knowledge.expert_match`), `FeedbackStore` for requests, kept answers, their expiry and their votes.
+Japanese, and 36 one-off questions); the experts' answers are ``benchmarks/data/expert_answers.jsonl`` (one
+answer per topic, a few sentences as an HR or IT person would write it, so that matching on the answer text
+is exercised as in production; until 2026-12-05 they were placeholders, "About <topic>: …"). The store is a
+real SQLite file; the decisions are the bot's own: `KnowledgeBase.ask` for the page answer,
+`bot.slack.experts.matching_answer` for a kept answer (the model and cut of `knowledge.expert_match`), `FeedbackStore`
+for requests, kept answers, their expiry and their votes.
 
 Each simulated day 50 users ask 6 questions in all: a topic question (a random wording of a random topic) with
 probability 0.75, else a one-off question. A reply without a matching kept answer that is refused or of low
 confidence is escalated with probability 0.4 ("Ask an expert"); one request per topic is open at a time (the
 others wait for it, as colleagues in one channel would); an expert answers an open request the next day with
 probability 0.8. Askers vote on a kept answer shown to them with probability 0.3: 👍 when it is their topic's
-(which keeps their wording for later matches, as the bot does), 👎 when it is not. Kept answers expire after ``--answer-days`` (28: compressed from 180). Measured per week:
+(which keeps their wording for later matches, as the bot does), 👎 when it is not. Kept answers expire after
+``--answer-days`` (28: compressed from 180); ``--first-sentence`` makes every expert answer in one sentence.
+Measured per week:
 
 - ``from_kept``: of the topic questions asked while their topic had a live kept answer, the share answered from
   that answer (the issue's target: ≥ 80 %);
@@ -31,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 from collections import defaultdict
@@ -42,12 +48,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from bot.experts import matching_answer  # noqa: E402
+from bot.slack.experts import matching_answer  # noqa: E402
 from config import load_settings  # noqa: E402
 from feedback import FeedbackStore  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
+ANSWERS = DATA / "expert_answers.jsonl"
 SEED = 25
 USERS = [f"U{n:03d}" for n in range(50)]
 EXPERT = "UEXPERT"
@@ -64,10 +71,19 @@ def load_questions() -> tuple[dict[str, list[dict]], list[dict]]:
     return dict(topics), noise
 
 
+def load_answers(first_sentence: bool = False) -> dict[str, str]:
+    """topic → the expert's answer text (``benchmarks/data/expert_answers.jsonl``); with ``first_sentence``,
+    cut after its first sentence (a terse expert: the answer text tells the match less)."""
+    rows = [json.loads(line) for line in ANSWERS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {row["topic"]: re.split(r"(?<=\.)\s", row["answer"], maxsplit=1)[0] if first_sentence else row["answer"]
+            for row in rows}
+
+
 class Sim:
     """One run: the store, the knowledge base, what is open and kept, and the weekly counts."""
 
-    def __init__(self, kb: KnowledgeBase, store: FeedbackStore, answer_days: int, rng: random.Random):
+    def __init__(self, kb: KnowledgeBase, store: FeedbackStore, answer_days: int, rng: random.Random,
+                 answers: dict[str, str]):
         self.kb, self.store, self.answer_days, self.rng = kb, store, answer_days, rng
         self.open: dict[str, dict] = {}          # topic → its open request
         self.topic_of: dict[str, str | None] = {}  # expert_answer_id → topic
@@ -75,6 +91,7 @@ class Sim:
         self.weeks = defaultdict(lambda: defaultdict(int))
         self.violations: list[str] = []
         self.serial = 0
+        self.answers = answers
 
     def ask(self, q: dict, user: str, now: datetime) -> None:
         week = self.weeks[(now - START).days // 7 + 1]
@@ -90,7 +107,7 @@ class Sim:
             week["from_kept" if right else "wrong_kept"] += 1
             if self.rng.random() < 0.3:
                 self.store.record_expert_vote(kept["expert_answer_id"], user, "up" if right else "down", now)
-                if right:  # as `bot.experts.ExpertDesk.vote`: a 👍 keeps the asker's wording for matching
+                if right:  # as `bot.slack.experts.ExpertDesk.vote`: a 👍 keeps the asker's wording for matching
                     self.store.add_expert_answer_wording(kept["expert_answer_id"], q["question"])
                 else:
                     self.downs[kept["expert_answer_id"]].add(user)
@@ -113,10 +130,10 @@ class Sim:
     def experts_work(self, now: datetime) -> None:
         for topic, request in list(self.open.items()):
             if now - request["at"] >= timedelta(hours=20) and self.rng.random() < 0.8:
-                self.store.resolve_expert_request(request["request_id"], expert=EXPERT, answer=f"About {topic}: …",
-                                                  at=now)
+                answer = self.answers[topic]
+                self.store.resolve_expert_request(request["request_id"], expert=EXPERT, answer=answer, at=now)
                 kept = self.store.record_expert_answer(
-                    request_id=request["request_id"], question=request["question"], answer=f"About {topic}: …",
+                    request_id=request["request_id"], question=request["question"], answer=answer,
                     expert=EXPERT, answered_at=now, expires_at=now + timedelta(days=self.answer_days), doc_ids=[],
                     page_wrong=False, language=request["language"])
                 self.topic_of[kept] = topic
@@ -134,12 +151,12 @@ class Sim:
             self.violations.append(f"{kept['expert_answer_id']} shown after two users' 👎")
 
 
-def run(kb: KnowledgeBase, days: int, answer_days: int) -> dict:
+def run(kb: KnowledgeBase, days: int, answer_days: int, first_sentence: bool = False) -> dict:
     rng = random.Random(SEED)
     topics, noise = load_questions()
     names = sorted(topics)
     with tempfile.TemporaryDirectory() as tmp, FeedbackStore.open(Path(tmp) / "minerva.sqlite") as store:
-        sim = Sim(kb, store, answer_days, rng)
+        sim = Sim(kb, store, answer_days, rng, load_answers(first_sentence))
         for day in range(days):
             now = START + timedelta(days=day)
             sim.experts_work(now)
@@ -165,13 +182,16 @@ def main() -> None:
     parser.add_argument("--real-home", default="var-real")
     parser.add_argument("--days", type=int, default=56)
     parser.add_argument("--answer-days", type=int, default=28)
+    parser.add_argument("--first-sentence", action="store_true",
+                        help="experts answer with the first sentence of their answer only")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     kb = KnowledgeBase(load_settings(ROOT / "config" / "real-corpora.yaml"), Path(args.real_home))
-    result = run(kb, args.days, args.answer_days)
+    result = run(kb, args.days, args.answer_days, args.first_sentence)
     live = sum(w["asked_with_a_live_answer"] for w in result["curve"])
     kept = sum(round((w["from_kept"] or 0) * w["asked_with_a_live_answer"]) for w in result["curve"])
     emit({"users": len(USERS), "days": args.days, "answer_days": args.answer_days,
+          "answers": "first sentence" if args.first_sentence else "whole",
           "from_kept_overall": round(kept / live, 3) if live else None, **result}, args.out)
 
 

@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from _output import emit  # noqa: E402
-from bot.blocks import answer_blocks, split_graphemes  # noqa: E402
+from bot.slack.blocks import answer_blocks, split_graphemes  # noqa: E402
 from config import load_settings  # noqa: E402
 from tests.bot.slack_properties import (  # noqa: E402
     LiveApp,

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from bot.logs import configure_logging  # noqa: E402
+from bot.cli.logs import configure_logging  # noqa: E402
 from config import GeneratorConfig  # noqa: E402
 from knowledge.generator import improve_answer  # noqa: E402
 from knowledge.grounding import check_grounding  # noqa: E402

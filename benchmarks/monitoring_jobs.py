@@ -119,7 +119,7 @@ def main() -> None:
         print(json.dumps(run_one(args.one, Path(args.home), args.warm)))
         return
 
-    from bot.logs import configure_logging
+    from bot.cli.logs import configure_logging
     from config import load_settings
     from feedback import FeedbackStore
     from feedback_generator import generate

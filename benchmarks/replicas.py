@@ -50,8 +50,8 @@ from _output import emit  # noqa: E402
 from _postgres import new_database, postgres_server  # noqa: E402
 from feedback import FeedbackStore  # noqa: E402
 from feedback.db import rows, scalar  # noqa: E402
-from bot.sandbox.replicas import Cluster, answer_id_of, start_replicas, stop_replicas  # noqa: E402
-from bot.sandbox.slack_api import FakeSlack  # noqa: E402
+from bot.cli.sandbox.replicas import Cluster, answer_id_of, start_replicas, stop_replicas  # noqa: E402
+from bot.cli.sandbox.slack_api import FakeSlack  # noqa: E402
 
 QUESTIONS = ["what is the API rate limit on the Pro plan?", "how do I announce a SEV1 incident?",
              "how much does the team plan cost per seat?", "what's the webhook timeout?",
@@ -222,7 +222,7 @@ def main() -> None:
     args = parser.parse_args()
     import structlog
 
-    from bot.logs import configure_logging
+    from bot.cli.logs import configure_logging
 
     configure_logging(level="WARNING", fmt="console")
     structlog.get_logger().info("replicas.start")

@@ -1,5 +1,5 @@
 """Issue 23: what a reader sees in Slack, counted. Every reply to kb-dev, kb-dev-v2 and the sample set, rendered
-as Slack shows it (`bot.blocks.answer_blocks`, the mrkdwn of its section blocks), checked for each garble the
+as Slack shows it (`bot.slack.blocks.answer_blocks`, the mrkdwn of its section blocks), checked for each garble the
 issue names.
 
 Usage:
@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _output import emit  # noqa: E402
-from bot.blocks import answer_blocks  # noqa: E402
-from bot.logs import configure_logging  # noqa: E402
+from bot.slack.blocks import answer_blocks  # noqa: E402
+from bot.cli.logs import configure_logging  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402

@@ -1,6 +1,6 @@
 """Typed alerting settings from ``config/alerts.yaml``: rules, routing, digests and job schedules.
 
-Loaded once by the entry point (`bot.cli`, `bot.server`) and passed down; unknown keys are rejected with
+Loaded once by the entry point (`bot.cli`, `bot.slack.server`) and passed down; unknown keys are rejected with
 the list of known ones, as in `config.settings`. Example::
 
     cfg = load_alerts_config()                      # the bundled config/alerts.yaml

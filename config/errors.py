@@ -12,7 +12,7 @@ class MinervaError(Exception):
 
     The message is one line that says what is wrong and what to do; the `minerva` CLI prints it as
     ``Error: <message>`` (then ``→ <hint>`` when there is one) and exits with `exit_code`, without a
-    traceback (`bot.cli.MinervaGroup`). Any other exception is a bug and keeps its traceback.
+    traceback (`bot.cli.main.MinervaGroup`). Any other exception is a bug and keeps its traceback.
 
     Each package has its own subclass (`config.ConfigError`, `knowledge.KnowledgeError`,
     `feedback.FeedbackError`, …); classes that callers also catch as ``LookupError``, ``ValueError`` or

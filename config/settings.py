@@ -8,12 +8,14 @@ in `bot/` only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pathspec
 import yaml
 
 from config.errors import MinervaError
@@ -63,6 +65,37 @@ def slack_owner_id(value: object) -> str | None:
     return mention.group(1) if mention else None
 
 
+def exclude_pattern_problem(pattern: str) -> str:
+    """What is wrong with one ``exclude`` pattern of a source, as the end of a sentence; "" when it is fine.
+
+    What the gitignore syntax refuses is refused (a lone "!", a trailing backslash, anything else the
+    `pathspec` library will not compile), and so is a pattern that can never match a file of the folder: an
+    empty one, a "#" comment, one climbing out with "..". Each would otherwise leave the file it was meant for
+    indexed, without a word.
+    """
+    if not pattern.strip():
+        return "is empty: it matches nothing"
+    if pattern.startswith("#"):
+        return r"starts with '#', a comment in gitignore syntax, so it matches nothing (write \# for a name that does)"
+    if ".." in pattern.strip("/").split("/"):
+        return "climbs out of the source folder with '..': it matches nothing"
+    if pattern.strip() == "!":
+        return "is a lone '!', which takes nothing back"
+    if (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+        return r"ends in a backslash that escapes nothing (write \\ for a backslash in a name)"
+    try:
+        _exclude_spec((pattern,))
+    except ValueError as exc:  # pathspec's GitIgnorePatternError is a ValueError
+        return f"is not a valid gitignore pattern ({exc})"
+    return ""
+
+
+@functools.lru_cache(maxsize=64)
+def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The compiled ``exclude`` patterns of a source (compiled once per pattern list, not once per file)."""
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
 @dataclass
 class SourceConfig:
     """One folder of documents; its ``name`` is the collection name.
@@ -77,7 +110,8 @@ class SourceConfig:
     ``verify_days`` (optional): how often the owner confirms each page is still correct; a page's front matter
     ``verify_days`` overrides it; None = pages are never due (issue 25 item 3). ``experts``: who is asked when a
     reply citing this collection's pages is escalated (a user ``U…``, user group ``S…`` or channel ``C…``/``G…``);
-    empty = the channel's experts, else ``experts.ask``.
+    empty = the channel's experts, else ``experts.ask``. ``exclude``: gitignore-style patterns, relative to the
+    folder, of files and folders never read (``/README.md``, ``LICENSE*``, ``drafts/``); see `excluded`.
     """
 
     name: str
@@ -93,8 +127,15 @@ class SourceConfig:
     owner: str = ""
     verify_days: int | None = None
     experts: str = ""
+    exclude: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        for position, pattern in enumerate(self.exclude):
+            problem = exclude_pattern_problem(pattern)
+            if problem:
+                raise ConfigError(f"source {self.name!r}: exclude[{position}] {pattern!r} {problem} (patterns are "
+                                  "gitignore-style and relative to the source folder, e.g. /README.md, LICENSE*, "
+                                  "drafts/)")
         if self.verify_days is not None and self.verify_days < 1:
             raise ConfigError(f"source {self.name!r}: verify_days must be a whole number of days ≥ 1, "
                               f"not {self.verify_days!r}")
@@ -108,6 +149,22 @@ class SourceConfig:
             raise ConfigError(f"source {self.name!r}: versions must be 'folders' or empty, not {self.versions!r}")
         if self.visibility not in VISIBILITIES:
             raise ConfigError(f"source {self.name!r}: visibility must be one of {VISIBILITIES}, not {self.visibility!r}")
+
+    def excluded(self, rel_path: str) -> bool:
+        """True when ``rel_path`` matches the ``exclude`` patterns (gitignore rules, by `pathspec`: a pattern
+        without a "/" matches at any depth, one with a "/" at its start or middle is relative to the folder, a
+        trailing "/" matches folders only, ``**`` any number of folders, a later "!pattern" takes a file back).
+
+        Args:
+            rel_path: POSIX path relative to the source folder; a folder's path ends in "/" (``"drafts/"``).
+        """
+        return bool(self.exclude) and _exclude_spec(tuple(self.exclude)).match_file(rel_path)
+
+    def unused_excludes(self, excluded: list[str]) -> list[str]:
+        """The ``exclude`` patterns (not the "!" ones) that match none of the ``excluded`` paths (relative, as for
+        `excluded`): a typo ("draft/" for "drafts/") would otherwise publish what it meant to keep out."""
+        return [p for p in self.exclude
+                if not p.startswith("!") and not any(_exclude_spec((p,)).match_file(x) for x in excluded)]
 
 
 @dataclass

@@ -181,6 +181,7 @@ def render_config(sources: list[StarterSource]) -> str:
                       "                        # newest is searchable. Delete this line if they are not versions."]
         lines += ["    # git: true           # the folder is a Git checkout: sync by commit, dates from history",
                   "    # ttl_days: 365       # pages expire this long after their last change",
+                  "    # exclude: [/README.md, drafts/]   # files and folders that are not pages (.gitignore rules)",
                   "    # visibility: restricted   # with allowed: [U123, S456] (Slack user/group ids)"]
     lines += [
         "",

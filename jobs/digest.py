@@ -1,6 +1,6 @@
 """What a digest says: firing alerts of one route, grouped by alert type, with counts and thresholds.
 
-Plain data only; `bot.digest_blocks` turns a `Digest` into Block Kit and `bot.digests` posts it. The daily
+Plain data only; `bot.slack.digest_blocks` turns a `Digest` into Block Kit and `bot.slack.digests` posts it. The daily
 digest carries warnings, the weekly one info alerts (DESIGN.md "Alerts"); both show the counts of every
 severity in their header, so a reader sees the whole picture.
 """

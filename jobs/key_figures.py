@@ -1,6 +1,6 @@
 """Key figures over the feedback store: answers, refusal rate, 👍 rate, firing alerts, and weekly series.
 
-Shown on App Home to admins (`bot.home.admin_section`) and at the top of the weekly report. Rates come
+Shown on App Home to admins (`bot.slack.home.admin_section`) and at the top of the weekly report. Rates come
 with their counts, so a reader can tell 1 of 2 from 500 of 1,000 (avoid vanity metrics, DESIGN.md).
 """
 

@@ -1,6 +1,6 @@
 """Sending due alerts and digests through a `Notifier`, and turning failed posts into alerts.
 
-`jobs` knows nothing of Slack: ``minerva serve`` hands the runner a notifier (`bot.digests.SlackNotifier`)
+`jobs` knows nothing of Slack: ``minerva serve`` hands the runner a notifier (`bot.slack.digests.SlackNotifier`)
 that posts and reports each post as a `Delivery`. Here the alert state is read before and written after,
 off the event loop. A post that fails (``not_in_channel``, four 429s in a row, …) is recorded as undelivered
 (an ``alert_notifications`` row with the error): critical alerts stay due, and digest items are posted again

@@ -22,7 +22,7 @@ handed to another owner (who is then asked).
 review item (``propose_archive``); nothing is ever archived here.
 
 `jobs.runner` runs `run_verification` for ``minerva jobs run verification`` and the scheduler; nothing here
-knows Slack (the notifier's ``post_verification`` renders and sends, `bot.digests.SlackNotifier`).
+knows Slack (the notifier's ``post_verification`` renders and sends, `bot.slack.digests.SlackNotifier`).
 """
 
 from __future__ import annotations

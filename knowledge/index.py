@@ -13,6 +13,8 @@ Layout under ``{home}/index/``::
         units.json               [chunk row, start, end] of every embedded answer unit (knowledge.sentences); a
                                  list item under a lead-in has two rows: alone and after its lead-in
         unit_vectors.npy         float32 (n_units, dim), unit norm, aligned with units.json
+        unit_dense.hnsw          hnswlib index (cosine) of unit_vectors, label i = unit i (absent in older
+                                 generations: their searches scan every unit)
         xl_vectors.npy           float32 (n_chunks, xl dim): the cross-lingual model's chunk vectors
                                  (knowledge.crosslingual; manifest "crosslingual" names the model)
         xl_dense.hnsw            hnswlib index (cosine) of xl_vectors
@@ -113,24 +115,68 @@ class UnitVectors:
         spans: int32 (n_units, 2): (start, end) character offsets into the chunk text; a list item under a
             lead-in appears twice (embedded alone and after its lead-in, `knowledge.sentences.embedding_inputs`).
         vectors: float32 (n_units, dim), unit norm.
+        dense: hnswlib index (cosine) of ``vectors``, or None (a generation written before it: scan instead).
+        row_of: int64 (n_units,): the chunk row of each unit.
     """
 
     offsets: np.ndarray
     spans: np.ndarray
     vectors: np.ndarray
+    dense: hnswlib.Index | None = None
+    row_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def of_row(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """(spans, vectors) of chunk ``row``'s units; empty arrays when it has none."""
         lo, hi = int(self.offsets[row]), int(self.offsets[row + 1])
         return self.spans[lo:hi], self.vectors[lo:hi]
 
+    def nearest_rows(self, qvec: np.ndarray, k: int, allowed: np.ndarray) -> list[int]:
+        """The allowed chunk rows holding the ``k`` units nearest to ``qvec`` (float32 (dim,), unit norm), each row
+        once, in the order of its nearest unit: by the hnswlib index when there is one (~2 ms for k = 200 of
+        21,000 units, against ~9 ms for a scan of them all), else, or when a filtered search cannot fill ``k``,
+        by a scan. ``allowed``: bool (n_chunks,)."""
+        usable = allowed[self.row_of]
+        k = min(k, int(usable.sum()))
+        if k == 0:
+            return []
+        units = self._nearest_indexed(qvec, k, allowed, bool(usable.all())) if self.dense is not None else None
+        if units is None:
+            sims = np.where(usable, np.einsum("ij,j->i", self.vectors, qvec), -2.0)
+            units = np.argsort(-sims, kind="stable")[:k]
+        return list(dict.fromkeys(self.row_of[units].tolist()))
+
+    def _nearest_indexed(self, qvec: np.ndarray, k: int, allowed: np.ndarray, everything: bool) -> np.ndarray | None:
+        """The ``k`` nearest allowed units by hnswlib, or None when its filtered search cannot return ``k``."""
+        if self.dense.ef < k:  # hnswlib needs ef ≥ k
+            self.dense.set_ef(k)
+        row_of = self.row_of
+        try:
+            labels, _ = self.dense.knn_query(
+                qvec, k=k, filter=None if everything else (lambda label: bool(allowed[row_of[label]])))
+        except RuntimeError:  # "cannot return the results in a contiguous 2D array": too few reachable
+            return None
+        return labels[0]
+
+    def best_of_rows(self, rows: list[int], qvec: np.ndarray) -> dict[int, float]:
+        """Chunk row → the best cosine of one of its units to ``qvec``, for those of ``rows`` that have units."""
+        rows = [r for r in rows if self.offsets[r + 1] > self.offsets[r]]
+        if not rows:
+            return {}
+        starts, ends = self.offsets[rows], self.offsets[np.asarray(rows) + 1]
+        picked = np.concatenate([np.arange(lo, hi) for lo, hi in zip(starts, ends)])
+        sims = np.einsum("ij,j->i", self.vectors[picked], qvec)
+        firsts = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
+        return dict(zip(rows, np.maximum.reduceat(sims, firsts).tolist()))
+
     @staticmethod
-    def build(n_chunks: int, rows: list[int], spans: list[tuple[int, int]], vectors: np.ndarray) -> "UnitVectors":
-        """From per-unit chunk rows (non-decreasing), spans and vectors (as written by `write_generation`)."""
+    def build(n_chunks: int, rows: list[int], spans: list[tuple[int, int]], vectors: np.ndarray,
+              dense: hnswlib.Index | None = None) -> "UnitVectors":
+        """From per-unit chunk rows (non-decreasing), spans and vectors (as written by `write_generation`), and
+        the units' hnswlib index when there is one."""
         counts = np.bincount(np.asarray(rows, dtype=np.int64), minlength=n_chunks) if rows else np.zeros(n_chunks, np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return UnitVectors(offsets, np.asarray(spans, dtype=np.int32).reshape(-1, 2),
-                           np.asarray(vectors, dtype=np.float32))
+                           np.asarray(vectors, dtype=np.float32), dense, np.repeat(np.arange(n_chunks), counts))
 
 
 #: Environment variable naming a generations folder shared by several replicas (a mounted volume); when
@@ -236,6 +282,7 @@ def write_generation(
         if units is not None:
             _write_json(building / "units.json", units[0])
             np.save(building / "unit_vectors.npy", np.asarray(units[1], dtype=np.float32))
+            _write_dense(building / "unit_dense.hnsw", np.asarray(units[1], dtype=np.float32), retrieval)
         if crosslingual is not None:
             np.save(building / "xl_vectors.npy", np.asarray(crosslingual[1], dtype=np.float32))
             _write_dense(building / "xl_dense.hnsw", np.asarray(crosslingual[1], dtype=np.float32), retrieval)
@@ -320,8 +367,8 @@ def load_generation_dir(folder: Path, *, model: str | None = None, ef: int = 100
         dense.set_ef(max(ef, 10))
         bm25 = bm25s.BM25.load(str(folder / "bm25"))
     xl_vectors, xl_dense = _load_crosslingual(folder, len(chunks), ef)
-    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25, _load_units(folder, len(chunks)),
-                       xl_vectors, xl_dense)
+    return LoadedIndex(name, manifest, documents, chunks, vectors, dense, bm25,
+                       _load_units(folder, len(chunks), ef), xl_vectors, xl_dense)
 
 
 def _load_crosslingual(folder: Path, n_chunks: int, ef: int) -> tuple[np.ndarray | None, hnswlib.Index | None]:
@@ -336,13 +383,19 @@ def _load_crosslingual(folder: Path, n_chunks: int, ef: int) -> tuple[np.ndarray
     return vectors, dense
 
 
-def _load_units(folder: Path, n_chunks: int) -> UnitVectors | None:
-    """The generation's unit vectors, or None when it has none (written before units existed)."""
+def _load_units(folder: Path, n_chunks: int, ef: int) -> UnitVectors | None:
+    """The generation's unit vectors (with their hnswlib index when it was written), or None when it has none
+    (written before units existed)."""
     if not (folder / "units.json").exists():
         return None
     rows = json.loads((folder / "units.json").read_text(encoding="utf-8"))
     vectors = np.load(folder / "unit_vectors.npy")
-    return UnitVectors.build(n_chunks, [r[0] for r in rows], [(r[1], r[2]) for r in rows], vectors)
+    dense = None
+    if len(vectors) and (folder / "unit_dense.hnsw").exists():
+        dense = hnswlib.Index(space="cosine", dim=int(vectors.shape[1]))
+        dense.load_index(str(folder / "unit_dense.hnsw"), max_elements=len(vectors))
+        dense.set_ef(max(ef, 10))
+    return UnitVectors.build(n_chunks, [r[0] for r in rows], [(r[1], r[2]) for r in rows], vectors, dense)
 
 
 def _file_sizes(folder: Path) -> dict[str, int]:

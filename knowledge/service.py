@@ -132,16 +132,17 @@ class KnowledgeBase:
             load_analyzers()
         return {"index": index.name, "analyzers": cjk}
 
-    def match_question(self, question: str, candidates: list[str]) -> tuple[int, float] | None:
-        """The stored question (an expert answered) that ``question`` asks again, across en/ko/ja:
-        ``(index into candidates, cosine)`` or None (`knowledge.expert_match`). Uses the configured
-        cross-lingual model (``embedding.crosslingual``, default usem3), else the main one."""
-        from knowledge.expert_match import match_question
+    def match_answer(self, question: str, kept: list[tuple[list[str], str]]) -> tuple[int, float] | None:
+        """The kept expert answer that ``question`` asks again, across en/ko/ja: ``kept`` is, per answer, ``(its
+        stored wordings, its answer text)``; returns ``(index into kept, probability)`` or None
+        (`knowledge.expert_match.match_answer`). Uses the configured cross-lingual model
+        (``embedding.crosslingual``, default usem3), else the main one."""
+        from knowledge.expert_match import match_answer
 
-        if not candidates:
+        if not kept:
             return None
         model = self.settings.embedding.crosslingual
-        return match_question(crosslingual.xl_embedder(model) if model else self.embedder, question, candidates)
+        return match_answer(crosslingual.xl_embedder(model) if model else self.embedder, question, kept)
 
     def sync(self, sources: list[SourceConfig] | None = None, progress=None, before_switch=None,
              replace: bool = False) -> SyncReport:

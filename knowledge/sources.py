@@ -10,7 +10,10 @@ Listing opens no file, and every entry it meets is either listed or reported wit
 - folder symlinks are not followed: ``loop -> .`` never ends, ``up -> ..`` leaves the folder, and the pages
   behind any other one are already listed at their own path;
 - a symlink (or hard link) to a page already listed is an alias, not a second document: indexed twice,
-  the near-duplicate gate would take the real page's chunks.
+  the near-duplicate gate would take the real page's chunks;
+- a file or folder the source's ``exclude`` patterns match is reported as ``"excluded"`` before anything else
+  is checked: it is never stat'ed nor read, and an excluded folder is not walked (one report line for it, and
+  no "!pattern" takes a file inside it back, as in git). A page indexed before is pruned like a deleted one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ log = structlog.get_logger(__name__)
 _SNIFF_BYTES = 8192
 #: Report reason for a path whose real location is outside the source folder.
 OUTSIDE_REASON = "symlink target outside the source folder (not read)"
+#: Report reason for a file or folder matched by the source's ``exclude`` patterns.
+EXCLUDED_REASON = "excluded"
 #: What a file of each non-regular type is called in the report.
 _KINDS = ((stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
           (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "folder"))
@@ -75,8 +80,9 @@ def list_folder(source: SourceConfig) -> tuple[list[SourceFile], list[tuple[str,
 
     Returns:
         (files, skipped): the files to read, and ``("{collection}:{rel path}", reason)`` for every other
-        entry: unsupported extension, symlink out of the folder, folder symlink or loop, FIFO, socket,
-        device, broken symlink, alias of a listed page, unlistable folder.
+        entry: excluded by the source's ``exclude`` patterns (a folder's path then ends in "/"), unsupported
+        extension, symlink out of the folder, folder symlink or loop, FIFO, socket, device, broken symlink,
+        alias of a listed page, unlistable folder.
 
     Raises:
         SourceMissing: the folder does not exist or is not a folder.
@@ -88,20 +94,28 @@ def list_folder(source: SourceConfig) -> tuple[list[SourceFile], list[tuple[str,
     extensions = {e.lower() for e in source.extensions}
     found, skipped = [], []
 
-    def report(path: Path, reason: str) -> None:
-        skipped.append((f"{source.name}:{path.relative_to(root).as_posix()}", reason))
+    def report(path: Path, reason: str, folder_mark: str = "") -> None:
+        skipped.append((f"{source.name}:{path.relative_to(root).as_posix()}{folder_mark}", reason))
+
+    def excluded(path: Path, folder_mark: str = "") -> bool:
+        if source.excluded(path.relative_to(root).as_posix() + folder_mark):
+            report(path, EXCLUDED_REASON, folder_mark)
+            return True
+        return False
 
     def unlistable(exc: OSError) -> None:  # os.walk drops such folders silently otherwise
         report(Path(exc.filename), f"cannot list folder: {exc.strerror}")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable):  # followlinks=False
         folder = Path(dirpath)
-        dirnames[:] = [d for d in sorted(dirnames) if not d.startswith(".")]
+        dirnames[:] = [d for d in sorted(dirnames) if not d.startswith(".") and not excluded(folder / d, "/")]
         for name in [d for d in dirnames if (folder / d).is_symlink()]:
             dirnames.remove(name)  # os.walk would not descend, but it would not say so either
             report(folder / name, _folder_link_reason(folder / name, real_root))
         for name in sorted(n for n in filenames if not n.startswith(".")):
             path = folder / name
+            if excluded(path):
+                continue
             if path.suffix.lower() not in extensions:
                 report(path, f"unsupported file type {path.suffix or '(none)'}")
                 continue

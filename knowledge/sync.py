@@ -34,7 +34,7 @@ from knowledge.sentences import UNITS_VERSION, embedding_inputs, unit_hash
 from knowledge.index import LoadedIndex, held_by_another_config, load_generation, write_generation
 from knowledge.language import detect_language
 from knowledge.parsing import own_page_key, parse_document
-from knowledge.sources import SourceFile, list_folder, read_text
+from knowledge.sources import EXCLUDED_REASON, SourceFile, list_folder, read_text
 from knowledge.tokenize import TOKENIZER_VERSION
 from knowledge.types import SyncReport
 from knowledge.versions import STAGES, assign_stages, family_of, version_chains
@@ -106,6 +106,7 @@ def sync(
                 documents.update({k: d for k, d in prev_docs.items() if d["collection"] == source.name})
                 continue
             report.skipped.extend(ignored)
+            report.warnings.extend(_unused_excludes(source, ignored))
             seen = set()
             for file in files:
                 seen.add(file.doc_id)
@@ -642,3 +643,15 @@ def chunker_signature(cfg: ChunkingConfig) -> str:
     """Chunker settings as a short string; a change re-chunks every document ("chunking drift")."""
     settings = (CHUNKER_VERSION, sorted(asdict(cfg).items()))
     return hashlib.sha256(repr(settings).encode()).hexdigest()[:12]
+
+
+def _unused_excludes(source: SourceConfig, skipped: list[tuple[str, str]]) -> list[str]:
+    """A warning for each ``exclude`` pattern of ``source`` that left nothing out this sync (``skipped``: the
+    ``(doc id, reason)`` pairs `list_folder` reported)."""
+    prefix = f"{source.name}:"
+    excluded = [path[len(prefix):] for path, reason in skipped if reason == EXCLUDED_REASON]
+    unused = source.unused_excludes(excluded)
+    for pattern in unused:
+        log.warning("sync.exclude_unused", source=source.name, pattern=pattern)
+    return [f"{source.name}: exclude pattern {pattern!r} matched no file or folder (a typo? patterns are relative "
+            "to the source folder)" for pattern in unused]

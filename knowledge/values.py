@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import regex
 
+from knowledge.sentences import sentences_of
 from knowledge.tokenize import tokenize
 
 _DAY = 86_400.0
@@ -134,7 +135,6 @@ _PERIOD_ADJECTIVES = {"hourly": "hour", "daily": "day", "weekly": "week", "month
 _LABEL_PERIOD = regex.compile(r"\b(" + "|".join(_PERIOD_ADJECTIVES) + r")\b")
 #: The noun a hyphenated value modifies: "40-hour week", "30-day trial".
 _MODIFIED = regex.compile(r"^\s+([A-Za-z]+)")
-_SENTENCE_END = regex.compile(r"(?<=[.!?;:])\s+(?=[A-Z*_`\[(\"'])")
 _ITEM_START = regex.compile(r"^(?:[-*+]\s|\d+[.)]\s|#)")
 _TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 #: One "header: cell" part of a rendered table row (`_rendered_row`): a header without ":", "·" or "|".
@@ -269,7 +269,11 @@ def clean_text(text: str) -> str:
 def sentences(text: str) -> list[tuple[str, str]]:
     """``(sentence, row)`` pairs of cleaned text: sentences and list items (``row`` "") and table cells.
 
-    Hard-wrapped lines of a paragraph are joined first; a list item or heading starts a new one. A
+    Hard-wrapped lines of a paragraph are joined first; a list item or heading starts a new one; a paragraph
+    is split with `knowledge.sentences.sentences_of`, the splitter units and grounding use (it knows "e.g.",
+    "i.e.", "vs.", decimals, versions and file names, and Korean and Japanese sentence ends); a label before a
+    colon or a clause before a semicolon stays with its sentence ("Holiday pay: Yes - you receive 8 hours …"
+    keeps what the 8 hours are). A
     Markdown table row becomes one sentence per cell after the first, each naming its row and column, so
     a cell keeps the words that say what its value is: ``| 5 days | 32 hours |`` under the header
     ``| Work week | Billable time |`` → ``("5 days, Billable time: 32 hours", "5 days")``.
@@ -281,7 +285,7 @@ def _sentences(text: str) -> list[tuple[str, str, str]]:
     """`sentences` with, for a table cell, the header of its row's first column ("Work week"), else ""."""
     out: list[tuple[str, str, str]] = []
     for block in _blocks(text):
-        parts = block if isinstance(block, list) else [(part, "") for part in _SENTENCE_END.split(block)]
+        parts = block if isinstance(block, list) else [(part, "") for part in sentences_of(block)]
         header = _MARKUP.sub("", getattr(block, "key_header", "")).strip()
         for part, row in parts:
             part = _MARKUP.sub("", part).strip(" -+\t")

@@ -2,7 +2,7 @@
 command or key fails here, not in a newcomer's shell.
 
 - commands: each ``minerva …`` in inline code or a code block, global options skipped, must resolve to a
-  command (and a subcommand of a group) of `bot.cli.cli`;
+  command (and a subcommand of a group) of `bot.cli.main.cli`;
 - config keys: each `` `section.key` `` whose section is a section of `config.Settings` must be a field of it, or
   a name the code emits (a log event such as ``slack.app_id_unchecked``); each key listed at the top level of a
   row of the configuration table (``| `section` | `key` (…), `key` …``) must be a field of that section.
@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import pytest
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import settings as settings_module
 
 REPO = Path(__file__).resolve().parent.parent

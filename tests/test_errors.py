@@ -1,5 +1,5 @@
 """One error root (issue 24 item 6): every error a user can cause derives from `config.MinervaError`, so that
-the CLI turns it into ``Error: …`` in one place (`bot.cli.MinervaGroup`) and anything else stays a bug.
+the CLI turns it into ``Error: …`` in one place (`bot.cli.main.MinervaGroup`) and anything else stays a bug.
 
 The exception classes are found in the sources (`ast`, as tests/test_layering.py does), so a new one that
 forgets the root fails here without anyone adding it to a list.
@@ -63,7 +63,8 @@ def test_the_walk_finds_each_package_root_and_the_stand_alone_errors() -> None:
     assert {"config.settings.ConfigError", "knowledge.errors.KnowledgeError", "knowledge.generator.GeneratorUnavailable",
             "feedback.errors.FeedbackError", "feedback.copy.TargetNotEmpty", "feedback.alerting.UnknownAlert",
             "jobs.review.UnknownReviewItem", "jobs.runner.UnknownJob", "jobs.notify.Undelivered",
-            "bot.slack_check.SlackCredentialError", "bot.server.MissingSecret", "bot.local_postgres.PgserverMissing",
+            "bot.slack.check.SlackCredentialError", "bot.slack.server.MissingSecret",
+            "bot.cli.local_postgres.PgserverMissing",
             "knowledge.messages.MissingMessage"} <= set(_exception_classes())
 
 
@@ -72,7 +73,7 @@ def test_the_other_bases_are_kept() -> None:
     for qualified, base in (("jobs.review.UnknownReviewItem", LookupError), ("jobs.runner.UnknownJob", LookupError),
                             ("feedback.errors.UnknownAnswer", LookupError), ("feedback.alerting.UnknownAlert", LookupError),
                             ("feedback.errors.InvalidRecord", ValueError),
-                            ("bot.local_postgres.PgserverMissing", RuntimeError)):
+                            ("bot.cli.local_postgres.PgserverMissing", RuntimeError)):
         assert issubclass(_load(qualified), base), qualified
 
 

@@ -1,6 +1,8 @@
 """Package layering, checked over the sources with `ast` (issue 13, "One owner for every table").
 
 * `config` is the bottom layer: it never imports `jobs`, `bot` or `knowledge` (not even inside a function).
+* `bot` is its Slack edge and its command line (issue 24 item 6): `bot.slack` never imports `bot.cli` (not even
+  inside a function); the CLI may import the Slack edge (``serve``, ``sandbox``).
 * The feedback store's private members (``_lock``, ``_translating_errors``, …) are used only inside
   `feedback`; everyone else goes through its public API (``store.transaction()`` / ``store.snapshot()``).
 * SQL over the feedback store's tables is written only inside `feedback`: no string in `bot`, `jobs`,
@@ -25,6 +27,23 @@ FEEDBACK_TABLES = set(METADATA.tables)
 
 def _sources(*packages: str) -> list[Path]:
     return sorted(path for package in packages for path in (REPO / package).rglob("*.py"))
+
+
+def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, dotted module) of every absolute import in ``tree``, at any depth; ``from bot import cli`` counts as
+    ``bot.cli``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _imports_bot_cli(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of every import of `bot.cli` or a module under it."""
+    return [(line, name) for line, name in _imported_modules(tree) if name == "bot.cli" or name.startswith("bot.cli.")]
 
 
 def _imported_packages(tree: ast.AST) -> list[tuple[int, str]]:
@@ -93,6 +112,15 @@ def test_config_imports_no_upper_layer() -> None:
     assert offences == [], "config must not import jobs/bot/knowledge:\n" + "\n".join(offences)
 
 
+def test_the_slack_edge_never_imports_the_command_line() -> None:
+    sources = _sources("bot/slack")
+    assert len(sources) > 10, "bot/slack holds the Slack edge"
+    offences = [f"{path.relative_to(REPO)}:{line} imports {name}"
+                for path in sources
+                for line, name in _imports_bot_cli(ast.parse(path.read_text(encoding="utf-8")))]
+    assert offences == [], "bot.slack must not import bot.cli (move the shared piece down):\n" + "\n".join(offences)
+
+
 def test_only_feedback_uses_the_store_private_members() -> None:
     private = _store_private_members()
     outside = [p for p in _sources(*PACKAGES) if p.relative_to(REPO).parts[0] != "feedback"]
@@ -115,6 +143,9 @@ def test_the_checks_catch_the_old_offences() -> None:
     """The two patterns issue 13 found are reported (so the checks above are not vacuous)."""
     old_config = ast.parse("from jobs.findings import SEVERITIES\ndef f():\n    import bot.cli\n")
     assert [p for _, p in _imported_packages(old_config)] == ["jobs", "bot"]
+    edge = ast.parse("from bot.cli.logs import say\nfrom bot import cli\ndef f():\n    import bot.cli.main\n"
+                     "from bot.records import record_answer\nfrom bot.slack.blocks import escape\n")
+    assert [line for line, _ in _imports_bot_cli(edge)] == [1, 2, 4]
     old_jobs = ast.parse("def writing(store):\n    with store._lock:\n        yield store.db\n"
                          "def mine(self):\n    return self._lock\n")
     assert _foreign_private_uses(old_jobs, _store_private_members()) == [(2, "store._lock")]

@@ -3,10 +3,10 @@
 
 Invariants (issue 10 item 7):
 
-- `check_split`: `bot.blocks.split_graphemes` keeps every piece within its limit, loses nothing, and cuts only
+- `check_split`: `bot.slack.blocks.split_graphemes` keeps every piece within its limit, loses nothing, and cuts only
   between grapheme clusters and outside entities and links (except inside a cluster or link longer than
   the limit, or an entity whose clusters together are, which cannot be kept whole);
-- `check_blocks`: every text of `bot.blocks.answer_blocks` is <= 3,000 characters of valid UTF-8, with no
+- `check_blocks`: every text of `bot.slack.blocks.answer_blocks` is <= 3,000 characters of valid UTF-8, with no
   broken entity or link and no live ``<!channel>``/``<!here>``/``<@U…>`` from document text;
 - `LiveApp.post`: any signed request body gets an answer other than 5xx from the real app over HTTP, and one
   naming another workspace or app is refused (`check_refused`, issue 27);
@@ -35,8 +35,8 @@ from aiohttp import web
 from hypothesis import strategies as st
 from slack_bolt.request.internals import parse_body
 
-from bot.app import build_app, make_client
-from bot.blocks import (
+from bot.slack.app import build_app, make_client
+from bot.slack.blocks import (
     BLOCK_LIMIT,
     FEEDBACK_ACTION,
     QUOTE_MARKER,
@@ -46,9 +46,10 @@ from bot.blocks import (
     VOTE_UP_ACTION,
     to_mrkdwn,
 )
-from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, ALERT_SILENCE_ACTION
-from bot.server import EVENTS_PATH, create_web_app
-from bot.slack_socket import GatedSocketModeHandler
+from bot.slack.digest_blocks import (ALERT_ACK_ACTION, ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION,
+                                     ALERT_SILENCE_ACTION)
+from bot.slack.server import EVENTS_PATH, create_web_app
+from bot.slack.socket_mode import GatedSocketModeHandler
 from feedback import FeedbackStore
 from knowledge.types import Answer, Citation
 from tests.fakes.slack_api import FakeSlack
@@ -252,12 +253,12 @@ envelopes = st.tuples(st.sampled_from(["events_api", "interactive", "slash_comma
 
 
 class LiveApp:
-    """The real app (Bolt behind `bot.server.create_web_app`) and a fake Slack on their own event loop in a
+    """The real app (Bolt behind `bot.slack.server.create_web_app`) and a fake Slack on their own event loop in a
     thread, so synchronous hypothesis tests can send requests; `post` signs and sends one body.
 
     The knowledge base has no index (questions get "not ready" at once): the fuzz is about the Slack edge. Its
     workspace is the fake's (T1, from auth.test) and its app ``slack.app_id`` = `OWN_APP`. With ``socket``, the
-    app is also connected to the fake over Socket Mode (`bot.slack_socket.GatedSocketModeHandler`): `envelope`
+    app is also connected to the fake over Socket Mode (`bot.slack.socket_mode.GatedSocketModeHandler`): `envelope`
     sends one envelope there.
     """
 

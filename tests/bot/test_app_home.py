@@ -1,4 +1,4 @@
-"""App Home (`bot.home`, issue 25 items 4–5): ``app_home_opened`` as a signed HTTP request, ``views.publish``
+"""App Home (`bot.slack.home`, issue 25 items 4–5): ``app_home_opened`` as a signed HTTP request, ``views.publish``
 recorded by the fake Slack; what a plain user, a page owner and an admin see, within Block Kit's limits."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bot.app import make_client
-from bot.home import (
+from bot.slack.app import make_client
+from bot.slack.home import (
     GROUP_MEMBERS_TTL_S,
     MAX_BLOCKS,
     MAX_FIELD_CHARS,
@@ -207,7 +207,7 @@ def test_a_crowded_home_stays_within_block_kit_limits() -> None:
 
 
 def test_the_owner_section_takes_further_lines_of_other_kinds() -> None:
-    from bot.home import owner_section
+    from bot.slack.home import owner_section
 
     blocks = owner_section([], [], more=["*Handbook › VPN* is due for verification"])
     assert "due for verification" in json.dumps(blocks) and "Nothing open" not in json.dumps(blocks)
@@ -215,7 +215,7 @@ def test_the_owner_section_takes_further_lines_of_other_kinds() -> None:
 
 def test_an_owner_sees_the_pages_due_for_verification(store_target) -> None:
     """A page whose interval has passed since it was indexed is listed for its owner, with its due date."""
-    from bot.home import due_verifications
+    from bot.slack.home import due_verifications
     from feedback import FeedbackStore
 
     now = datetime(2026, 12, 4, 12, tzinfo=timezone.utc)

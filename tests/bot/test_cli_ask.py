@@ -8,7 +8,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import DEFAULT_CONFIG
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import DEFAULT_CONFIG, load_settings
 from tests.fakes.openai_api import FakeOpenAI
 

@@ -7,7 +7,7 @@ import shutil
 import yaml
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import DEFAULT_CONFIG
 from tests.conftest import SAMPLE_KB
 

@@ -124,7 +124,7 @@ def sqlite_home(tmp_path):
 
 
 def invoke(home, *args):
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     return CliRunner().invoke(cli, ["--home", str(home), "db", *args])
 
@@ -222,7 +222,7 @@ def test_status_names_the_database_and_counts_rows_on_both_backends(sqlite_home,
 def test_doctor_names_the_database_in_use_without_its_password(tmp_path, postgres_url, monkeypatch) -> None:
     import sqlalchemy as sa
 
-    from bot.doctor import FAIL, OK, run_checks
+    from bot.cli.doctor import FAIL, OK, run_checks
 
     def store_line():
         return {c.name: c for c in run_checks(load_settings(), tmp_path, slack=False)}["store"]
@@ -250,7 +250,7 @@ def test_any_command_on_an_unreachable_database_is_one_line_and_exit_1(sqlite_ho
     import sys
 
     env = {**os.environ, DATABASE_URL_ENV: "postgresql://minerva:s3cret-pw@127.0.0.1:1/minerva", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", "from bot.cli import main; main()", "--home", str(sqlite_home),
+    done = subprocess.run([sys.executable, "-c", "from bot.cli.main import main; main()", "--home", str(sqlite_home),
                            "jobs", "run", "bad_docs"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "s3cret-pw" not in done.stderr

@@ -1,4 +1,4 @@
-"""The CLI's one error mapping (`bot.cli.MinervaGroup`, issue 24 item 6): a `MinervaError` raised anywhere under
+"""The CLI's one error mapping (`bot.cli.main.MinervaGroup`, issue 24 item 6): a `MinervaError` raised anywhere under
 `minerva` is ``Error: <message>`` on stderr with its exit code and no traceback; any other exception is a bug
 and keeps its traceback."""
 
@@ -10,14 +10,14 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 
 #: A `minerva` with one more command, `fail KIND`, that raises what KIND names (run in its own process, so
 #: the traceback, or its absence, is the one a user would see).
 SCRIPT = """
 import sys
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import MinervaError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 
 PAGES = {
     "vpn.md": "# VPN\n\nConnect to the office VPN with the WireGuard client; the config file comes from the IT portal "
@@ -165,7 +165,7 @@ def test_gap_queries_naming_a_users_collection_judge_it(minerva, tmp_path):
 def test_without_home_the_data_lives_beside_the_config_whatever_the_working_folder(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     (tmp_path / "team").mkdir()
     (tmp_path / "team" / "docs").mkdir()

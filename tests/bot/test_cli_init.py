@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import load_settings
 from config.starter import version_subfolders
 from knowledge.gaps import load_gap_queries
@@ -132,7 +132,7 @@ def test_the_bundled_config_in_a_shell_without_minerva_config_cannot_empty_your_
 def test_a_second_config_with_out_keeps_the_existing_gap_queries(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "vpn.md").write_text("# VPN\n\nInstall the client from the portal and sign in.\n")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import SHOWN_QUERY_CHARS, cli
+from bot.cli.main import SHOWN_QUERY_CHARS, cli
 from config import DEFAULT_CONFIG
 from knowledge.embedding import embed_cached
 
@@ -126,7 +126,7 @@ def test_ask_help_names_every_json_field():
 def test_the_terminal_shows_plain_text_not_markdown():
     """Issue 28/23: ``minerva ask`` printed ``**100 seats**``; links read as their label (a mail link with its
     address), numbered steps and code blocks stay as written."""
-    from bot.render_text import render_answer_text
+    from bot.cli.render_text import render_answer_text
     from knowledge.types import Answer
 
     text = ("Up to **100 seats** per [customer](https://wiki.example/plans.md) [1]\n\n"
@@ -134,3 +134,16 @@ def test_the_terminal_shows_plain_text_not_markdown():
     shown = render_answer_text(Answer("id", "q", False, text))
     assert shown.splitlines()[0] == "Up to 100 seats per customer [1]"
     assert "> 2. Email the team (team@example.com) today" in shown and "uv run **kwargs" in shown
+
+
+def test_code_quoted_in_the_terminal_keeps_its_brackets_and_indentation():
+    """A quoted Pydantic example printed `GenericModelint` (``[int](a=1)`` read as a link) with every line
+    flush left: code inside a "> " quote is shown as written."""
+    from bot.cli.render_text import plain
+
+    text = ("> ```python\n> class Model(BaseModel):\n>     inner: GenericModel[Any]\n>\n"
+            "> m = Model.model_validate(Model(inner=GenericModel[int](a=1)))\n> ```\n> After **that** [1]")
+    lines = plain(text).splitlines()
+    assert lines[2] == ">     inner: GenericModel[Any]"
+    assert lines[4] == "> m = Model.model_validate(Model(inner=GenericModel[int](a=1)))"
+    assert lines[-1] == "> After that [1]"

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.server import (
+from bot.slack.server import (
     DASHBOARD_PATH,
     UNAUTHORIZED_TEXT,
     SlackSecrets,

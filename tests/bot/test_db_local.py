@@ -10,10 +10,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from bot import local_postgres
-from bot.cli import cli
+from bot.cli import local_postgres
+from bot.cli.main import cli
 
-MINERVA = [sys.executable, "-c", "from bot.cli import main; main()"]
+MINERVA = [sys.executable, "-c", "from bot.cli.main import main; main()"]
 
 
 def _run(*args: str, cwd) -> subprocess.CompletedProcess:

@@ -23,13 +23,13 @@ import structlog
 from aiohttp.test_utils import TestServer
 from click.testing import CliRunner
 
-from bot.alert_buttons import ALERT_UNKNOWN
-from bot.app import build_app, make_client
-from bot.blocks import BLOCK_LIMIT, SECTION_LIMIT
-from bot.cli import cli
-from bot.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION, MESSAGE_CHAR_BUDGET, digest_messages
-from bot.digests import SlackNotifier
-from bot.server import EVENTS_PATH, SlackSecrets, create_app, create_web_app
+from bot.slack.alert_buttons import ALERT_UNKNOWN
+from bot.slack.app import build_app, make_client
+from bot.slack.blocks import BLOCK_LIMIT, SECTION_LIMIT
+from bot.cli.main import cli
+from bot.slack.digest_blocks import ALERT_ACK_ACTION, ALERT_SILENCE_ACTION, MESSAGE_CHAR_BUDGET, digest_messages
+from bot.slack.digests import SlackNotifier
+from bot.slack.server import EVENTS_PATH, SlackSecrets, create_app, create_web_app
 from config.alerts import AlertsConfig, RoutingConfig, load_alerts_config
 from feedback import FeedbackStore
 from feedback import alerting as alert_store
@@ -364,7 +364,7 @@ async def test_only_an_owner_or_an_admin_takes_a_page_out_of_search_from_its_ale
     takes it out (announced), and an admin (a member of the user group in slack.admins) puts it back."""
     import dataclasses
 
-    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, alert_messages
+    from bot.slack.digest_blocks import ALERT_QUARANTINE_ACTION, ALERT_RELEASE_ACTION, alert_messages
     from jobs import killswitch
 
     page = "api:page-00.md"

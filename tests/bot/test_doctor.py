@@ -13,8 +13,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bot.cli import cli
-from bot.doctor import FAIL, MANIFEST, OK, SKIP, manifest_scopes, run_checks
+from bot.cli.main import cli
+from bot.cli.doctor import FAIL, MANIFEST, OK, SKIP, manifest_scopes, run_checks
 from config import load_settings
 from feedback import FeedbackStore
 from feedback.migrations import MIGRATIONS
@@ -206,7 +206,7 @@ async def test_the_history_scopes_are_needed_only_for_respond_questions_channels
 
 
 def test_a_source_check_says_how_many_of_its_files_the_last_sync_skipped(tmp_path, embedder):
-    from bot.doctor import _source_checks
+    from bot.cli.doctor import _source_checks
     from config import Settings, SourceConfig
     from knowledge import KnowledgeBase
     from tests.bot.test_cli_ingest import write_pages

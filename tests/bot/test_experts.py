@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
-                         EXPERT_VOTE_ACTION, PAGE_BLOCK, PAGE_INPUT, whom_to_ask)
-from bot.server import EVENTS_PATH
+from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
+                               EXPERT_VOTE_ACTION, PAGE_BLOCK, PAGE_INPUT, whom_to_ask)
+from bot.slack.server import EVENTS_PATH
 from config import ChannelConfig, ExpertsConfig
 from tests.bot.test_slack_e2e import PRO_QUESTION, QUIET_SECONDS, SECRET, UNANSWERABLE, Bot, start_bot  # noqa: F401
 from tests.fakes.fixtures import button_click, signed_request_headers
@@ -289,7 +289,7 @@ async def test_the_page_is_wrong_box_files_a_review_item_on_the_cited_page(start
 
 async def test_answer_this_once_on_a_coverage_gap_keeps_the_answer_for_the_gaps_question(
         start_bot, sample_settings) -> None:
-    from bot.experts import GAP_ANSWER_ACTION
+    from bot.slack.experts import GAP_ANSWER_ACTION
     from config.alerts import load_alerts_config
     from jobs.alerts import evaluate, get_alert, fingerprint
     from jobs.findings import Finding

@@ -9,7 +9,7 @@ import logging
 import pytest
 import structlog
 
-from bot.logs import configure_logging, say
+from bot.cli.logs import configure_logging, say
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.owner_blocks import owner_message
+from bot.slack.owner_blocks import owner_message
 from jobs.owners import OwnerReport, PageFinding
 
 
@@ -29,7 +29,7 @@ def test_evidence_reads_as_words_not_json():
 def test_a_page_proposed_for_quarantine_gets_its_own_take_out_button():
     """Issue 26: the owner decides. A spike on two pages tells each page's owner about their page, with a button
     that takes only that page out (Slack asks to confirm); other findings get no button."""
-    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, parse_page_value
+    from bot.slack.digest_blocks import ALERT_QUARANTINE_ACTION, parse_page_value
 
     spike = PageFinding("ops:a.md", "A", "", "wrong_answer_spike", "critical", "5 reports in 24 h", {}, "0123abcd")
     stale = PageFinding("ops:b.md", "B", "", "stale_document", "warning", "not updated for 400 days", {}, "4567ef01")

@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.app import _store_flag, _store_vote
-from bot.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, answer_blocks, escape, parse_vote_value
-from bot.render_text import render_answer_text
-from bot.vote_reasons import VOTE_REASON_ACTION, parse_reason_value, store_reason
+from bot.slack.app import _store_flag, _store_vote
+from bot.slack.blocks import FEEDBACK_ACTION, REPORT_WRONG_ACTION, answer_blocks, escape, parse_vote_value
+from bot.cli.render_text import render_answer_text
+from bot.slack.vote_reasons import VOTE_REASON_ACTION, parse_reason_value, store_reason
 from config import AnswerConfig, CalibrationConfig
 from feedback import FeedbackStore
 from knowledge.answering import compose_answer, refuse_expired

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.sandbox.conversation import run, run_replicas
+from bot.cli.sandbox.conversation import run, run_replicas
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_KB = REPO / "knowledge" / "sample_kb"
@@ -59,7 +59,7 @@ async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(
 def _minerva() -> list[str]:
     """The installed console script beside this interpreter (as a user runs it), else the same entry point."""
     script = shutil.which("minerva", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-c", "from bot.cli import main; main()"]
+    return [script] if script else [sys.executable, "-c", "from bot.cli.main import main; main()"]
 
 
 def test_minerva_sandbox_runs_from_a_folder_outside_the_clone(tmp_path, sample_home):
@@ -92,8 +92,8 @@ def test_the_package_never_imports_the_tests():
 
 
 def test_the_replicas_feedback_action_is_the_bots():
-    from bot.blocks import FEEDBACK_ACTION
-    from bot.sandbox import replicas
+    from bot.slack.blocks import FEEDBACK_ACTION
+    from bot.cli.sandbox import replicas
 
     assert replicas.FEEDBACK_ACTION == FEEDBACK_ACTION
 

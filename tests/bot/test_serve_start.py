@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from bot.slack_check import SlackCredentialError, check_credentials
+from bot.slack.check import SlackCredentialError, check_credentials
 
-MINERVA = [sys.executable, "-c", "from bot.cli import main; main()"]
+MINERVA = [sys.executable, "-c", "from bot.cli.main import main; main()"]
 
 
 def free_port() -> int:

@@ -1,5 +1,5 @@
 """Settings per channel (issue 25 item 4), end to end: real signed HTTP requests into the app, the fake Slack
-Web API over real HTTP (`tests.bot.test_slack_e2e` starts both), plus the pure rules of `bot.channels`."""
+Web API over real HTTP (`tests.bot.test_slack_e2e` starts both), plus the pure rules of `bot.slack.channels`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot.channels import answers_message, asks_something, channel_filter, language_is_clear, reply_language
+from bot.slack.channels import answers_message, asks_something, channel_filter, language_is_clear, reply_language
 from config import ChannelConfig
 from knowledge import SearchFilter
 from knowledge.messages import message
@@ -227,7 +227,7 @@ def test_reply_language_rule() -> None:
 
 
 def test_history_scopes_are_needed_only_by_questions_channels() -> None:
-    from bot.channels import needed_history_scopes
+    from bot.slack.channels import needed_history_scopes
 
     assert needed_history_scopes({"C1": ChannelConfig(private=True)}) == []
     assert needed_history_scopes({"C1": ChannelConfig(respond="questions")}) == ["channels:history"]

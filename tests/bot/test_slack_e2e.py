@@ -1,7 +1,7 @@
 """End to end: real signed HTTP requests into the real aiohttp app, Web API calls into a local fake Slack.
 
 Nothing of slack-bolt or slack-sdk is mocked: events, clicks and slash commands are signed with the app's
-signing secret and POSTed to ``/slack/events`` of `bot.server.create_web_app`; the app's AsyncWebClient
+signing secret and POSTed to ``/slack/events`` of `bot.slack.server.create_web_app`; the app's AsyncWebClient
 talks to `tests.fakes.slack_api.FakeSlack`. Bolt acks first and runs listeners afterwards
 (``process_before_response=False``), so tests wait for the fake to record the reply; "nothing posted"
 cases sleep briefly and then send a control question that must be answered.
@@ -30,11 +30,11 @@ import structlog
 import structlog.testing
 from aiohttp.test_utils import TestServer
 
-from bot.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
-from bot.blocks import FEEDBACK_ACTION
-from bot.replies import FAILURE_TEXT, NO_WORDS_TEXT, NOT_READY_TEXT
-from bot.slack_gate import MALFORMED_TEXT, UNSUPPORTED_TEXT
-from bot.server import EVENTS_PATH, create_web_app
+from bot.slack.app import VOTE_FAILED, VOTE_THANKS, VOTE_UNCHANGED, VOTE_UNKNOWN, build_app, make_client
+from bot.slack.blocks import FEEDBACK_ACTION
+from bot.slack.replies import FAILURE_TEXT, NO_WORDS_TEXT, NOT_READY_TEXT
+from bot.slack.gate import MALFORMED_TEXT, UNSUPPORTED_TEXT
+from bot.slack.server import EVENTS_PATH, create_web_app
 from feedback import FeedbackStore
 from knowledge import KnowledgeBase
 from tests.fakes.fixtures import button_click, event_envelope, mention_event, signed_request_headers
@@ -290,7 +290,7 @@ async def _undelivered_row(bot: Bot, timeout: float = 10.0) -> dict:
 
 
 async def test_a_reply_lost_to_four_429s_is_kept_and_posted_by_the_next_sweep(bot: Bot) -> None:
-    from bot.digests import SlackNotifier
+    from bot.slack.digests import SlackNotifier
     from config.alerts import load_alerts_config
     from jobs.notify import resend_replies
 
@@ -312,7 +312,7 @@ async def test_a_reply_lost_to_four_429s_is_kept_and_posted_by_the_next_sweep(bo
 
 
 async def test_a_reply_that_never_gets_through_is_given_up_after_four_tries_and_alerted(bot: Bot) -> None:
-    from bot.digests import SlackNotifier
+    from bot.slack.digests import SlackNotifier
     from config.alerts import load_alerts_config
     from jobs import alerts
     from jobs.notify import REPLY_TRIES, resend_replies

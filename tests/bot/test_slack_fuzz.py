@@ -12,7 +12,7 @@ import structlog.testing
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.blocks import answer_blocks, split_graphemes
+from bot.slack.blocks import answer_blocks, split_graphemes
 from tests.bot.slack_properties import (
     LiveApp,
     answers,

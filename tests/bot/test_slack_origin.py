@@ -1,4 +1,4 @@
-"""Which workspace and app a Slack request names, and which are answered (`bot.slack_origin`, issue 27).
+"""Which workspace and app a Slack request names, and which are answered (`bot.slack.origin`, issue 27).
 
 The refusal itself, over signed HTTP and Socket Mode, is tested end to end in test_slack_e2e.py and
 test_slack_socket_mode.py; here are the rules on payload shapes Slack sends (events, clicks, commands, views,
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack_check import SlackIdentity, identity_of
-from bot.slack_origin import AllowedOrigin, Origin, allowed_origin, is_unscoped, request_origin
+from bot.slack.check import SlackIdentity, identity_of
+from bot.slack.origin import AllowedOrigin, Origin, allowed_origin, is_unscoped, request_origin
 from config import SlackConfig
 
 EVENT = {"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event": {"type": "app_mention"},

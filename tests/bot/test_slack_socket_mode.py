@@ -1,5 +1,5 @@
-"""End to end in Socket Mode: the real app behind `bot.slack_socket.GatedSocketModeHandler` (slack_bolt's
-AsyncSocketModeHandler with the gate's client), as `bot.server.run` starts it, connected over a real WebSocket
+"""End to end in Socket Mode: the real app behind `bot.slack.socket_mode.GatedSocketModeHandler` (slack_bolt's
+AsyncSocketModeHandler with the gate's client), as `bot.slack.server.run` starts it, connected over a real WebSocket
 to the fake Slack (`tests.fakes.socket_mode`).
 
 The handler's Web API client is the app's, pointed at the fake (as SLACK_API_URL does), so
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest_asyncio
 import structlog.testing
 
-from bot.app import VOTE_THANKS, build_app, make_client
-from bot.blocks import FEEDBACK_ACTION
-from bot.slack_gate import MALFORMED_TEXT, GatedApp
-from bot.slack_socket import GatedSocketModeHandler
+from bot.slack.app import VOTE_THANKS, build_app, make_client
+from bot.slack.blocks import FEEDBACK_ACTION
+from bot.slack.gate import MALFORMED_TEXT, GatedApp
+from bot.slack.socket_mode import GatedSocketModeHandler
 from feedback import FeedbackStore
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 
@@ -80,7 +80,7 @@ async def running(fake_slack: FakeSlack, tmp_path: Path, kb, settings) -> AsyncI
     executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="test-socket")
     app = build_app(kb, store, settings, client=make_client("xoxb-test", fake_slack.url),
                     signing_secret="socket-mode", executor=executor)
-    handler = GatedSocketModeHandler(app, APP_TOKEN)  # as bot.server.run does; app.client carries the fake's URL
+    handler = GatedSocketModeHandler(app, APP_TOKEN)  # as bot.slack.server.run does; app.client carries the fake's URL
     await handler.connect_async()
     try:
         await fake_slack.socket.wait_for_connections(1)
@@ -247,9 +247,9 @@ async def test_ask_an_expert_click_modal_and_submission_over_socket_mode(fake_sl
     view_submission arrive as Socket Mode envelopes; the asker's thread gets the answer once."""
     import copy
 
-    from bot.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
-                             PAGE_BLOCK, PAGE_INPUT)
-    from bot.sandbox.signing import view_submission
+    from bot.slack.experts import (ANSWER_BLOCK, ANSWER_INPUT, ASK_EXPERT_ACTION, EXPERT_ANSWER_ACTION, EXPERT_MODAL,
+                                   PAGE_BLOCK, PAGE_INPUT)
+    from bot.cli.sandbox.signing import view_submission
 
     settings = copy.deepcopy(sample_settings)
     settings.experts.ask = "UEXPERT"

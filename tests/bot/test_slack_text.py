@@ -1,10 +1,10 @@
-"""Slack markup → clean question (`bot.slack_text`), hand-worked cases."""
+"""Slack markup → clean question (`bot.slack.text`), hand-worked cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.slack_text import has_words, normalise_question
+from bot.slack.text import has_words, normalise_question
 
 
 @pytest.mark.parametrize("text, question", [

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pytest_asyncio
 
-from bot.vote_reasons import REASON_LABELS, VOTE_REASON_ACTION
+from bot.slack.vote_reasons import REASON_LABELS, VOTE_REASON_ACTION
 from config import GeneratorConfig
 from tests.bot.test_slack_e2e import (  # noqa: F401  (fixtures)
     PRO_QUESTION,

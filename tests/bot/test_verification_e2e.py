@@ -24,11 +24,11 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
 
-from bot.app import build_app, make_client
-from bot.digests import SlackNotifier
-from bot.server import create_web_app
-from bot.verification_badges import citation_badges
-from bot.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, VERIFY_UPDATE_ACTION
+from bot.slack.app import build_app, make_client
+from bot.slack.digests import SlackNotifier
+from bot.slack.server import create_web_app
+from bot.slack.verification_badges import citation_badges
+from bot.slack.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, VERIFY_UPDATE_ACTION
 from config.alerts import alerts_config_for
 from feedback import FeedbackStore
 from jobs.findings import JobContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from slack_sdk.models.blocks import Block
 
-from bot.vote_reasons import REASON_LABELS, VOTE_REASON_PATTERN, parse_reason_value, reason_blocks
+from bot.slack.vote_reasons import REASON_LABELS, VOTE_REASON_PATTERN, parse_reason_value, reason_blocks
 from feedback import VOTE_REASONS
 
 ANSWER_ID = "0123456789abcdef0123456789abcdef"

@@ -152,6 +152,46 @@ def test_wrong_type_or_value_is_a_config_error(tmp_path, text, message):
     assert str(excinfo.value) == f"{path}: {message}"
 
 
+_HINT = "(patterns are gitignore-style and relative to the source folder, e.g. /README.md, LICENSE*, drafts/)"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        ("'!'", "'!' is a lone '!', which takes nothing back"),
+        ("'notes\\'", "'notes\\\\' ends in a backslash that escapes nothing (write \\\\ for a backslash in a name)"),
+        ("''", "'' is empty: it matches nothing"),
+        ("'#todo.md'", "'#todo.md' starts with '#', a comment in gitignore syntax, so it matches nothing "
+                       "(write \\# for a name that does)"),
+        ("../README.md", "'../README.md' climbs out of the source folder with '..': it matches nothing"),
+    ],
+    ids=["lone-bang", "trailing-backslash", "empty", "comment", "dot-dot"],
+)
+def test_a_bad_exclude_pattern_is_a_config_error_naming_the_source_and_pattern(tmp_path, pattern, problem):
+    path = _write(tmp_path, f"sources:\n  - name: docs\n    path: .\n    exclude: [README.md, {pattern}]\n")
+
+    with pytest.raises(ConfigError) as excinfo:
+        load_settings(path)
+
+    assert str(excinfo.value) == f"{path}: source 'docs': exclude[1] {problem} {_HINT}"
+
+
+def test_exclude_must_be_a_list_of_patterns(tmp_path):
+    path = _write(tmp_path, "sources:\n  - name: docs\n    path: .\n    exclude: README.md\n")
+
+    with pytest.raises(ConfigError, match=r"sources\[0\]\.exclude must be a list, got str"):
+        load_settings(path)
+
+
+def test_all_corpora_config_leaves_the_curators_notes_out():
+    settings = load_settings(REAL_CORPORA_CONFIG.with_name("all-corpora.yaml"))
+
+    assert settings.source("handbook").excluded("README.md") and settings.source("pydantic").excluded("LICENSE")
+    assert not settings.source("pydantic").excluded("v2.13.4/migration.md")
+    assert not settings.source("handbook").excluded("2025-02/CONTRIBUTING.md")  # the handbook's own page
+    assert all(not s.exclude for s in load_settings(REAL_CORPORA_CONFIG).sources)  # the evaluation index unchanged
+
+
 def test_top_level_must_be_a_mapping(tmp_path):
     path = _write(tmp_path, "- sources\n- embedding\n")
 

@@ -1,3 +1,3 @@
-"""The fakes' local aiohttp server, re-exported from the package (`bot.sandbox.local_server`)."""
+"""The fakes' local aiohttp server, re-exported from the package (`bot.cli.sandbox.local_server`)."""
 
-from bot.sandbox.local_server import LocalServer  # noqa: F401
+from bot.cli.sandbox.local_server import LocalServer  # noqa: F401

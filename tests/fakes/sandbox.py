@@ -1,3 +1,3 @@
-"""The sandbox moved into the package: `minerva sandbox` (`bot.cli_sandbox`, `bot.sandbox.conversation`)."""
+"""The sandbox moved into the package: `minerva sandbox` (`bot.cli.sandbox_command`, `bot.cli.sandbox.conversation`)."""
 
-from bot.sandbox.conversation import render, run, run_replicas  # noqa: F401
+from bot.cli.sandbox.conversation import render, run, run_replicas  # noqa: F401

@@ -1,3 +1,3 @@
-"""Slack's Socket Mode, faked; re-exported from the package (`bot.sandbox.socket_mode`)."""
+"""Slack's Socket Mode, faked; re-exported from the package (`bot.cli.sandbox.socket_mode`)."""
 
-from bot.sandbox.socket_mode import Envelope, FakeSocketMode  # noqa: F401
+from bot.cli.sandbox.socket_mode import Envelope, FakeSocketMode  # noqa: F401

@@ -349,7 +349,7 @@ def cli_home(store_target, tmp_path, monkeypatch):
 
 
 def test_cli_retention_and_forget_print_what_they_did(cli_home) -> None:
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     home, target = cli_home
     with FeedbackStore.open(target) as opened:
@@ -371,7 +371,7 @@ def test_cli_retention_and_forget_print_what_they_did(cli_home) -> None:
 
 
 def test_cli_forget_dry_run_counts_the_alerts_that_name_them_and_changes_nothing(cli_home) -> None:
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     home, target = cli_home
     question = "where is the VPN guide for contractors?"
@@ -480,7 +480,7 @@ def traffic_through_the_jobs(store, home, settings, kb, *, operator: bool = True
     with_kb = make_ctx(store, home, settings, kb, now=NOW)
     alerts.evaluate(store, config, "coverage", coverage.run(with_kb), now=NOW)
     alerts.evaluate(store, config, "bad_docs", bad_docs.run(make_ctx(store, home, settings, None, now=NOW)), now=NOW)
-    # an admin takes the spike's pages out from its alert, as the button does (`bot.alert_buttons`)
+    # an admin takes the spike's pages out from its alert, as the button does (`bot.slack.alert_buttons`)
     spike = next(a for a in alerts.list_alerts(store, config, now=NOW) if a.alert.alert == "wrong_answer_spike").alert
     take_out(store, config, list(spike.annotations["documents"]), by="U0ADMIN",
              reason=f"wrong_answer_spike: taken out of search by U0ADMIN from the alert ({spike.summary[:200]})", now=NOW)

@@ -2,7 +2,7 @@
 resolution, repeat interval, cooldown, silences, acknowledgement, inhibition, the kill switch, the config
 loader and the CLI over them.
 
-Slack posts go through the real `bot.digests.SlackNotifier` into the fake Slack Web API server.
+Slack posts go through the real `bot.slack.digests.SlackNotifier` into the fake Slack Web API server.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
-from bot.app import make_client
-from bot.cli import cli
-from bot.digests import SlackNotifier
+from bot.slack.app import make_client
+from bot.cli.main import cli
+from bot.slack.digests import SlackNotifier
 from config import ConfigError, load_settings
 from config.alerts import AlertsConfig, RoutingConfig, RuleConfig, alerts_config_for, load_alerts_config
 from feedback import FeedbackStore, job_runs, switches

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from feedback import FeedbackStore, job_runs
 from tests.jobs.monitoring_helpers import add_answer, label
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import make_client
-from bot.digests import SlackNotifier
+from bot.slack.app import make_client
+from bot.slack.digests import SlackNotifier
 from config import ConfigError, Settings, SourceConfig
 from config.alerts import RoutingConfig, load_alerts_config
 from feedback import FeedbackStore

@@ -97,7 +97,7 @@ def test_report_and_cli_agree_on_the_gaps(ctx, tmp_path, sample_home) -> None:  
 
     from click.testing import CliRunner
 
-    from bot.cli import cli
+    from bot.cli.main import cli
     from config.alerts import load_alerts_config
     from feedback import FeedbackStore
     from jobs.report import build_report

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from bot.digest_blocks import digest_messages
-from bot.experts import GAP_ANSWER_ACTION
+from bot.slack.digest_blocks import digest_messages
+from bot.slack.experts import GAP_ANSWER_ACTION
 from config import load_settings
 from config.alerts import load_alerts_config
 from feedback import FeedbackStore

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config.alerts import load_alerts_config
 from feedback import FeedbackStore
 from jobs import alerts, killswitch
@@ -24,7 +24,7 @@ DISK, COPY = "runbooks:disk-full.md", "runbooks:incident-response.md"
 def test_five_reports_on_one_correct_answer_take_nothing_out_of_search_until_a_person_does(ctx) -> None:  # noqa: F811
     """Issue 26: five reports from a few users quarantined two correct pages. Now the spike alerts, files a review
     item per page and proposes the quarantine with a button; a person's decision takes the pages out."""
-    from bot.digest_blocks import ALERT_QUARANTINE_ACTION, alert_messages
+    from bot.slack.digest_blocks import ALERT_QUARANTINE_ACTION, alert_messages
     from jobs.page_actions import QUARANTINE, page_action, take_out
     from jobs.review import items as review_items
 

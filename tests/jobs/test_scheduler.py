@@ -18,10 +18,10 @@ import pytest
 import structlog
 from click.testing import CliRunner
 
-from bot.app import make_client
-from bot.cli import cli
-from bot.digests import SlackNotifier
-from bot.server import SlackSecrets, create_app, run
+from bot.slack.app import make_client
+from bot.cli.main import cli
+from bot.slack.digests import SlackNotifier
+from bot.slack.server import SlackSecrets, create_app, run
 from config.alerts import AlertsConfig, RoutingConfig, ScheduleEntry, load_alerts_config
 from feedback import FeedbackStore, alerting, job_runs
 from jobs import alerts, runs

@@ -898,3 +898,23 @@ def test_a_korean_question_answered_from_a_korean_page_is_not_said_to_be_read_ac
 
     assert korean != message("answer.reason_across_languages", "ko")
     assert english == message("answer.reason_across_languages", "ko")
+
+
+@needs_shared
+def test_two_items_of_a_list_bring_the_whole_list():
+    """A Japanese asker's "what must the doctor's note say?" showed two of the four things a medical note must
+    include, under its lead-in: they read as if they were all of it."""
+    text = _section(HANDBOOK / "travel-and-leave" / "paid-parental-leave.md",
+                    "#### Birth-supporting documentation", "#### Placement-supporting documentation")
+    passage = _real_passage(text, "handbook:travel-and-leave/paid-parental-leave.md", "Paid parental leave",
+                            ("Birth-supporting documentation",), {"Date of birth": 0.62, "Duration": 0.6})
+
+    answer = compose_answer("what does the medical note for parental leave need to include?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()),
+                            term_weights={"medic": 3.9, "note": 3.1, "parent": 2.9, "leav": 1.6, "need": 1.8,
+                                          "includ": 2.2})
+
+    lines = [line.split(" [")[0] for line in answer.direct_answer.splitlines()]
+    at = next(k for k, line in enumerate(lines) if line.endswith("The medical note should include:"))
+    assert [line.split(" -")[0] for line in lines[at + 1:at + 5]] == [
+        "• Date of birth", "• Diagnosis", "• Prognosis", "• Duration"], answer.direct_answer

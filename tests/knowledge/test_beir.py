@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import cli
+from bot.cli.main import cli
 from config import Settings
 from knowledge import KnowledgeError
 from knowledge.beir import convert_with_script, evaluate_beir, load_beir, subset

@@ -305,7 +305,7 @@ def test_handbook_snapshots_contradict_each_other_on_billable_hours(snapshots, e
 
 def test_cli_contradictions_prints_json(sample_kb, sample_home, embedder, monkeypatch, tmp_path):
     import knowledge.service
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     monkeypatch.setattr(knowledge.service, "load_embedder", lambda cfg: embedder)  # reuse the session model
     result = CliRunner().invoke(cli, ["--home", str(sample_home), "contradictions", "--json", "--limit", "1"])

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import knowledge.git_source
-from bot.cli import cli
+from bot.cli.main import cli
 from config import Settings, SourceConfig
 from knowledge import KnowledgeBase
 from knowledge.sync import document_url

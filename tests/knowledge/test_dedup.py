@@ -68,7 +68,7 @@ def test_self_dedup_reports_every_copy_beyond_the_first_neighbours():
 
 
 def test_cli_dedup_self_prints_json_pairs(runbooks):
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     config = Path(runbooks.home) / "minerva.yaml"
     config.write_text(f"sources:\n  - name: runbooks\n    path: {runbooks.settings.sources[0].path}\n", encoding="utf-8")

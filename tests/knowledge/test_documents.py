@@ -230,7 +230,7 @@ def test_sync_indexes_pdf_pages_and_skips_scans_and_corrupt_files_with_reasons(t
 
 def test_ingest_and_ask_cite_the_pdf_page(tmp_path):
     """`minerva ingest FOLDER` then `minerva ask`: the citation names the PDF's page 2."""
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     folder = tmp_path / "handbook"
     folder.mkdir()

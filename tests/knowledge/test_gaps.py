@@ -142,7 +142,7 @@ def test_unchanged_answers_pass_the_gate(api_kb):
 
 def test_cli_gaps_reports_gaps_and_stores_scores(sample_home, embedder, monkeypatch, tmp_path):
     import knowledge.service
-    from bot.cli import cli
+    from bot.cli.main import cli
 
     home = tmp_path / "home"
     home.mkdir()

@@ -325,3 +325,39 @@ def test_rows_mask_marks_exactly_the_chunks_of_the_documents_named(sample_kb):
 
     assert mask.tolist() == [c["doc_id"] in docs for c in index.chunks]
     assert not index.rows_mask(set()).any()
+
+
+def test_the_units_hnswlib_index_finds_the_chunks_a_scan_of_every_unit_finds(sample_kb, embedder):
+    """A generation keeps its answer units in an hnswlib index on disk (unit_dense.hnsw); a search reads the
+    chunks of the nearest units from it instead of scanning every unit, and finds the chunks a scan finds."""
+    from dataclasses import replace
+
+    from knowledge.retrieval import UNIT_NEIGHBOURS
+
+    index = sample_kb.index()
+    units = index.units
+    from knowledge.index import index_root
+
+    folder = index_root(sample_kb.home) / index.name
+    assert units.dense is not None and (folder / "unit_dense.hnsw").is_file()
+    scan = replace(units, dense=None)
+    everything = np.ones(len(index.chunks), dtype=bool)
+    questions = ["team plan price per seat", "how do I rotate an API key?", "what is the rate limit on Pro?"]
+    for qvec in embedder.embed(questions):
+        assert units.nearest_rows(qvec, UNIT_NEIGHBOURS, everything)[:10] == scan.nearest_rows(
+            qvec, UNIT_NEIGHBOURS, everything)[:10]
+
+
+def test_nearest_units_of_a_few_allowed_chunks_come_from_them_alone(sample_kb, embedder):
+    """A search limited to fewer units than it reads (a channel with one small collection): the filtered search
+    returns what there is, from the allowed chunks only (hnswlib cannot fill k there and a scan takes over)."""
+    from knowledge.retrieval import UNIT_NEIGHBOURS
+
+    units = sample_kb.index().units
+    with_units = [r for r in range(len(units.offsets) - 1) if units.offsets[r + 1] > units.offsets[r]]
+    allowed = np.zeros(len(units.offsets) - 1, dtype=bool)
+    allowed[with_units[:2]] = True
+
+    rows = units.nearest_rows(embedder.embed(["anything at all"])[0], UNIT_NEIGHBOURS, allowed)
+
+    assert sorted(rows) == with_units[:2]

@@ -1,12 +1,15 @@
-"""One sentence splitter for units, grounding and page cleaning (`knowledge.sentences.sentences_of`, issue 23)."""
+"""One sentence splitter for units, values, identifiers, grounding and page cleaning
+(`knowledge.sentences.sentences_of`, issue 23)."""
 
 from __future__ import annotations
 
 import pytest
 
 from knowledge.grounding import split_sentences
+from knowledge.identifiers import extract_identifiers
 from knowledge.parsing import variable_sentences
 from knowledge.sentences import CODE, ITEM, SENTENCE, sentences_of, split_units
+from knowledge.values import extract_values, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -39,3 +42,50 @@ def test_a_continued_chunk_whose_next_block_names_a_language_opens_inside_code()
 
     assert [u.kind for u in units] == [CODE, ITEM, SENTENCE, CODE]
     assert units[0].partial and "def volume" in units[0].display
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Use a chat tool, e.g. Slack, for quick questions. Email takes 2 days.",
+     ["Use a chat tool, e.g. Slack, for quick questions.", "Email takes 2 days."]),
+    ("Pick the shorter one, i.e. Tock. It takes 5 minutes.", ["Pick the shorter one, i.e. Tock.", "It takes 5 minutes."]),
+    ("Compare Zoom vs. Meet before you buy. Both cost $10 per user.",
+     ["Compare Zoom vs. Meet before you buy.", "Both cost $10 per user."]),
+    ("Approval takes 2.5 days on average. Then book travel.", ["Approval takes 2.5 days on average.", "Then book travel."]),
+    ("Set the timeout in config.yaml to 30 seconds. Then restart the service.",
+     ["Set the timeout in config.yaml to 30 seconds.", "Then restart the service."]),
+    ("Upgrade to v2.11 before the freeze. Older versions stop working in 30 days.",
+     ["Upgrade to v2.11 before the freeze.", "Older versions stop working in 30 days."]),
+    ("신청은 30일 이내에 해야 합니다. 승인에는 5영업일이 걸립니다.", ["신청은 30일 이내에 해야 합니다.", "승인에는 5영업일이 걸립니다."]),
+    ("申請は30日以内です。承認には5営業日かかります！", ["申請は30日以内です。", "承認には5営業日かかります！"]),
+])
+def test_values_read_the_sentences_units_read(text, expected):
+    """`values.sentences` splits a paragraph with `sentences_of` (issue 23: one splitter): its own split cut after
+    "e.g." before a capital and never split Korean or Japanese text."""
+    assert [s for s, _ in sentences(text)] == expected
+    assert [s for s, _ in sentences(text)] == sentences_of(text)
+
+
+def test_values_keep_list_items_and_table_cells_as_their_own_sentences():
+    text = ("Requests time out after 30 seconds.\n- Retry 3 times.\n- Wait 10 minutes, e.g. before a deploy.\n\n"
+            "| Plan | Price |\n|---|---|\n| Pro | $49 |")
+
+    assert sentences(text) == [("Requests time out after 30 seconds.", ""), ("Retry 3 times.", ""),
+                               ("Wait 10 minutes, e.g. before a deploy.", ""), ("Pro, Price: $49", "pro")]
+
+
+def test_a_value_keeps_its_whole_sentence_and_only_its_own_context():
+    """The handbook's travel FAQ: the old split cut "(e.g." off the sentence of "$25"; a Japanese value's context
+    took the words of the sentence after it."""
+    [fee] = extract_values('Any expense under $25 needs a comment (e.g. "from airport to office"). Keep receipts.')
+    first, second = extract_values("申請は30日以内です。承認には5営業日かかります。")
+
+    assert fee.sentence == 'Any expense under $25 needs a comment (e.g. "from airport to office").'
+    assert first.sentence == "申請は30日以内です。" and second.sentence == "承認には5営業日かかります。"
+    assert "承認" not in first.context and "申請" not in second.context
+
+
+def test_identifiers_read_sentences_as_values_do():
+    """`knowledge.identifiers` splits with the same `sentences_of`: "e.g." does not cut a channel's sentence."""
+    [channel] = extract_identifiers("For tools, e.g. Zoom, ask in #admins-zoom. Then wait a day.")
+
+    assert channel.statement == "For tools, e.g. Zoom, ask in #ID."

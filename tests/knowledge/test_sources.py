@@ -116,6 +116,53 @@ def test_folder_symlink_inside_the_source_is_reported_not_followed(tmp_path):
     assert skipped == [("hb:apps", "folder symlink to tools/ (not followed: its pages are listed at their own path)")]
 
 
+@pytest.fixture
+def curated(tmp_path) -> Path:
+    """A folder laid out like ../shared/corpus: curators' notes beside version folders, and a drafts folder."""
+    src = tmp_path / "src"
+    for rel in ("README.md", "LICENSE.md", "v1/README.md", "v1/tock.md", "v2/tock.md", "v2/drafts/new.md",
+                "v2/drafts/keep.md", "v2/notes.txt"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(PAGE, encoding="utf-8")
+    return src
+
+
+def test_excluded_files_and_folders_are_reported_not_listed(curated):
+    source = _source(curated, exclude=["/README.md", "LICENSE*", "drafts/", "*.txt"])
+
+    files, skipped = list_folder(source)
+
+    assert [f.rel_path for f in files] == ["v1/README.md", "v1/tock.md", "v2/tock.md"]  # "/" anchors to the root
+    assert skipped == [("hb:LICENSE.md", "excluded"), ("hb:README.md", "excluded"), ("hb:v2/drafts/", "excluded"),
+                       ("hb:v2/notes.txt", "excluded")]
+
+
+def test_a_negated_pattern_takes_a_file_back_but_not_out_of_an_excluded_folder(curated):
+    """As in git: "!" re-includes a file a wildcard excluded; an excluded folder is not walked at all."""
+    by_wildcard = _source(curated, exclude=["v2/drafts/*", "!v2/drafts/keep.md"])
+    by_folder = _source(curated, exclude=["drafts/", "!drafts/keep.md"])
+
+    assert "v2/drafts/keep.md" in [f.rel_path for f in list_folder(by_wildcard)[0]]
+    assert ("hb:v2/drafts/new.md", "excluded") in list_folder(by_wildcard)[1]
+    assert "v2/drafts/keep.md" not in [f.rel_path for f in list_folder(by_folder)[0]]
+    assert list_folder(by_folder)[1] == [("hb:v2/drafts/", "excluded")]
+
+
+def test_an_excluded_entry_is_never_stated_nor_opened(tmp_path, outside):
+    """Exclusion comes first: a FIFO, a link out of the folder and a folder loop are only "excluded"."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tock.md").write_text(PAGE, encoding="utf-8")
+    os.mkfifo(src / "pipe.md")
+    (src / "notes.md").symlink_to(outside)
+    (src / "loop").symlink_to(".", target_is_directory=True)
+
+    files, skipped = list_folder(_source(src, exclude=["pipe.md", "notes.md", "loop"]))
+
+    assert [f.rel_path for f in files] == ["tock.md"]
+    assert skipped == [("hb:loop/", "excluded"), ("hb:notes.md", "excluded"), ("hb:pipe.md", "excluded")]
+
+
 def test_symlink_to_a_file_inside_that_is_not_listed_itself_is_one_document(tmp_path):
     """A link to a hidden file is the only way to its text: indexed under the link's name, read at the target."""
     src = tmp_path / "src"
@@ -236,7 +283,7 @@ def test_citation_url_without_url_base_is_the_path_relative_to_the_source(hostil
 
 
 def test_slack_citation_without_url_base_shows_title_and_relative_path(hostile_kb, hostile):
-    from bot.blocks import answer_blocks
+    from bot.slack.blocks import answer_blocks
 
     _sync_bounded(hostile_kb)
     answer = hostile_kb.ask("How do I submit travel expenses?")

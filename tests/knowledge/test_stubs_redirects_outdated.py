@@ -217,8 +217,8 @@ def test_a_renamed_page_inherits_the_feedback_of_its_old_path(corpus_kb, tmp_pat
 
 @needs_shared
 def test_an_outdated_page_is_marked_in_every_citation_and_raises_a_freshness_finding(corpus_kb, tmp_path) -> None:
-    from bot.blocks import _citation_line
-    from bot.render_text import render_answer_text as render_answer
+    from bot.slack.blocks import _citation_line
+    from bot.cli.render_text import render_answer_text as render_answer
     from feedback import FeedbackStore
     from jobs.signals import freshness
     from tests.jobs.monitoring_helpers import add_answer, make_ctx

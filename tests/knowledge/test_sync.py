@@ -337,6 +337,50 @@ def test_unsupported_file_types_are_listed_as_ignored(kb, source):
     assert report.added == DOC_IDS
 
 
+def test_excluded_files_are_not_indexed_and_reported_as_excluded(kb, source):
+    """The corpus curators' notes (README, LICENSE) beside the pages, left out with `exclude`."""
+    shutil.copyfile(CORPUS / "pydantic-docs" / "README.md", source / "README.md")
+    shutil.copyfile(CORPUS / "tts-handbook" / "LICENSE.md", source / "LICENSE.md")
+    (source / "drafts").mkdir()
+    shutil.copyfile(HANDBOOK / "tools" / "tock.md", source / "drafts" / "tock.md")
+    kb.settings.sources[0].exclude = ["/README.md", "/LICENSE.md", "drafts/"]
+
+    report = kb.sync()
+
+    assert report.added == DOC_IDS
+    assert report.skipped == [("hb:LICENSE.md", "excluded"), ("hb:README.md", "excluded"), ("hb:drafts/", "excluded")]
+    assert sorted(kb.index().documents) == DOC_IDS
+    assert not report.warnings
+
+
+def test_an_exclude_pattern_that_matches_nothing_is_a_warning(kb, source):
+    """A newcomer wrote `draft/` for their `drafts/` folder: the drafts were published and nothing said so."""
+    (source / "drafts").mkdir()
+    shutil.copyfile(HANDBOOK / "tools" / "tock.md", source / "drafts" / "tock.md")
+    kb.settings.sources[0].exclude = ["draft/", "!keep.md"]
+
+    report = kb.sync()
+
+    assert "hb:drafts/tock.md" in report.added
+    assert report.warnings == ["hb: exclude pattern 'draft/' matched no file or folder (a typo? patterns are "
+                               "relative to the source folder)"]
+
+
+def test_a_page_excluded_after_it_was_indexed_is_removed_on_the_next_sync(synced, source):
+    doc_id = "hb:runbooks/etcdNoLeader.md"
+    query = "etcd cluster member has no leader"
+    assert doc_id in _docs_found(synced, query, "bm25")
+
+    synced.settings.sources[0].exclude = ["etcd*.md"]
+    report = synced.sync()
+
+    assert report.deleted == [doc_id]
+    assert report.skipped == [(doc_id, "excluded")]
+    assert report.chunks_embedded == 0
+    assert doc_id not in synced.index().documents
+    assert doc_id not in _docs_found(synced, query, "dense") | _docs_found(synced, query, "bm25")
+
+
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
