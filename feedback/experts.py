@@ -75,6 +75,11 @@ def set_posted(conn: Connection, request_id: str, posted: list[tuple[str, str]])
         id=request_id, posted=json.dumps([list(p) for p in posted]))
 
 
+def release_request(conn: Connection, request_id: str) -> None:
+    """Forgets an open request whose messages reached nobody, so that the next "Ask an expert" click asks again."""
+    run(conn, "DELETE FROM expert_requests WHERE request_id = :id AND status = 'open' AND posted = '[]'", id=request_id)
+
+
 def fetch_request(conn: Connection, request_id: str) -> dict[str, Any] | None:
     """The request row (JSON columns decoded), or None."""
     row = first(conn, "SELECT * FROM expert_requests WHERE request_id = :id", id=request_id)

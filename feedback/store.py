@@ -632,6 +632,11 @@ class FeedbackStore:
         with self.transaction(one_statement=True) as conn:
             experts.set_posted(conn, request_id, posted)
 
+    def release_expert_request(self, request_id: str) -> None:
+        """Forgets an open escalation none of whose messages was posted (`feedback.experts.release_request`)."""
+        with self.transaction(one_statement=True) as conn:
+            experts.release_request(conn, request_id)
+
     def expert_request(self, request_id: str) -> dict[str, Any] | None:
         """One escalation row, or None."""
         with self.snapshot() as conn:

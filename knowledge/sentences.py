@@ -18,8 +18,9 @@ from functools import lru_cache
 import regex
 
 #: Bump when `split_units` changes what it returns; a new value re-derives unit vectors on the next sync
-#: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code).
-UNITS_VERSION = 7
+#: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code;
+#: 8: no sentence end inside an open bracket or after an initialism before a number).
+UNITS_VERSION = 8
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -42,6 +43,8 @@ _SENTENCE_END = regex.compile(
     r"(?<![\s(](?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Ms|Dr|No|St|Jr|Inc|Ltd|U\.S)\.)(?<=[.!?])\s+(?=[\p{Lu}\d\"'(\[*_`\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}])"
     r"|(?<=[。！？])\s*"
 )
+#: A sentence piece ending in a dotted initialism ("U.S.C.", "D.C."): before a number it ends no sentence.
+_INITIALISM_END = regex.compile(r"(?:\b\p{Lu}\.){2,}$")
 _MARKUP = regex.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _INLINE_CODE = regex.compile(r"(`+[^`\n]+?`+)")
 _LINK = regex.compile(r"!?\[([^\]\n]*)\]\(([^)\s]*)\)")
@@ -127,8 +130,17 @@ def _units_of(text: str) -> tuple[Unit, ...]:
 
 
 def sentences_of(text: str) -> list[str]:
-    """The sentences of one unit's display text (a list item may hold several), in order, stripped."""
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
+    """The sentences of one unit's display text (a list item may hold several), in order, stripped. No end inside
+    an open bracket ("(how long? 6 weeks? 8 weeks?)") nor after an initialism before a number ("5 U.S.C. 6323")."""
+    pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+    out: list[str] = []
+    for k, piece in enumerate(pieces):
+        open_bracket = bool(out) and out[-1].count("(") > out[-1].count(")") and any(")" in p for p in pieces[k:])
+        if open_bracket or (out and _INITIALISM_END.search(out[-1]) and piece[0].isdigit()):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def unit_hash(display: str) -> str:

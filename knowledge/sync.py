@@ -239,9 +239,10 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
         return
     doc = _document_record(file, source, parsed, file_hash, chunker)
     if parsed.metadata.get("owner") and not doc["owner"]:  # never a channel name or a broadcast
+        instead = ("the collection's owner is told instead" if source.owner else
+                   "no one is told about this page (its source has no `owner` either)")
         report.warnings.append(f"{file.doc_id}: front matter owner {str(parsed.metadata['owner'])[:80]!r} is not a "
-                               "Slack user or user group id (U…, W…, S…, or <@U…>): ignored, the collection's owner "
-                               "is told instead")
+                               f"Slack user or user group id (U…, W…, S…, or <@U…>): ignored, {instead}")
     for sentence in parsed.dropped:  # say what the reader will not find, and why
         report.warnings.append(f"{file.doc_id}: left out a sentence with an unresolved template variable: "
                                f"{sentence[:160]}")

@@ -24,6 +24,7 @@ import numpy as np
 import structlog
 import yaml
 
+from config import expert_target
 from knowledge.embedding import model_can_load, unknown_model_message
 
 log = structlog.get_logger(__name__)
@@ -85,7 +86,8 @@ def run_checks(settings, home: str | Path, *, config_error: Exception | None = N
     if slack:
         token_check, identity = _token_check(env, timeout)
         checks += [token_check, _scope_check(identity, manifest, settings),
-                   *_channel_checks(settings, identity, env, timeout)]
+                   *_channel_checks(settings, identity, env, timeout),
+                   *_expert_group_checks(settings, identity, env, timeout)]
     else:
         checks.append(Check("slack", SKIP, "not checked (--no-slack)"))
     for check in checks:
@@ -390,8 +392,46 @@ def _channel_checks(settings, identity, env, timeout: float) -> list[Check]:
     return [_channel_check(channel, used_for, identity, env, timeout) for channel, used_for in routes.items()]
 
 
-def _channel_check(channel: str, used_for: list[str], identity, env, timeout: float) -> Check:
+def _web_client(env, timeout: float):
+    """A slack_sdk WebClient on ``env``'s bot token and API address (no retries: a check reports, it does not wait)."""
     from slack_sdk import WebClient
+
+    api_url = (env.get("SLACK_API_URL") or "").strip() or WebClient.BASE_URL
+    return WebClient(token=env.get("SLACK_BOT_TOKEN", "").strip(), base_url=api_url, timeout=timeout,
+                     retry_handlers=[])
+
+
+def _expert_group_checks(settings, identity, env, timeout: float) -> list[Check]:
+    """One check per user group (S…) "Ask an expert" asks (``experts.ask``, a channel's or a source's
+    ``experts``): Slack must list its members, or a request would reach no one (a newcomer's docs example id)."""
+    if settings is None or identity is None:
+        return []
+    groups = {expert_target(v) for v in [settings.experts.ask, *(c.experts for c in settings.channels.values()),
+                                          *(s.experts for s in settings.sources)]}
+    return [_expert_group_check(group, env, timeout) for group in sorted(g for g in groups if g and g.startswith("S"))]
+
+
+def _expert_group_check(group: str, env, timeout: float) -> Check:
+    from slack_sdk.errors import SlackApiError
+
+    name = f"experts {group}"
+    try:
+        members = _web_client(env, timeout).usergroups_users_list(usergroup=group).get("users") or []
+    except SlackApiError as exc:
+        error = exc.response.get("error", "unknown_error") if exc.response is not None else "unknown_error"
+        return Check(name, FAIL, f"Slack cannot list user group {group}'s members ({error}): \"Ask an expert\" would "
+                                 "reach no one", "check the id (People › User groups › the group's ID) and the "
+                                                 "usergroups:read scope")
+    except Exception as exc:  # noqa: BLE001 - network errors: the API is not reachable
+        return Check(name, FAIL, f"cannot reach the Slack Web API ({type(exc).__name__}: {exc})",
+                     "check the network, proxy or SLACK_API_URL")
+    if not members:
+        return Check(name, FAIL, f"user group {group} has no members: \"Ask an expert\" would reach no one",
+                     "add people to the group, or ask another group, user or channel")
+    return Check(name, OK, f"user group {group}: {len(members)} member(s) to ask")
+
+
+def _channel_check(channel: str, used_for: list[str], identity, env, timeout: float) -> Check:
     from slack_sdk.errors import SlackApiError
 
     name, purpose = f"channel {channel}", " and ".join(used_for)
@@ -399,9 +439,8 @@ def _channel_check(channel: str, used_for: list[str], identity, env, timeout: fl
     if not _CHANNEL_ID.match(channel):
         return Check(name, FAIL, f"{channel!r} ({purpose}) is not a channel id",
                      "put the channel's id (C…, at the bottom of the channel details' About tab) in the config")
-    api_url = (env.get("SLACK_API_URL") or "").strip() or WebClient.BASE_URL
-    client = WebClient(token=env.get("SLACK_BOT_TOKEN", "").strip(), base_url=api_url, timeout=timeout,
-                       retry_handlers=[])
+    client = _web_client(env, timeout)
+    api_url = client.base_url
     try:
         info = client.conversations_info(channel=channel).get("channel") or {}
     except SlackApiError as exc:

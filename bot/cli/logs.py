@@ -60,13 +60,13 @@ def json_lines() -> bool:
     return _as_json
 
 
-def say(text: str, event: str, **fields) -> None:
+def say(text: str, event: str, level: str = "info", **fields) -> None:
     """Tell the operator ``text`` on stderr whatever the log level (the server's start lines): as is in a terminal,
-    as a JSON line with ``event``, ``message`` and ``fields`` when lines are JSON, so that a log collector never
-    meets a line it cannot parse."""
+    as a JSON line with ``event``, ``message``, ``fields`` and ``level`` ("info", "warning") when lines are JSON,
+    so that a log collector never meets a line it cannot parse."""
     if not _as_json:
         click.echo(text, err=True)
         return
     stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-    entry = {"event": event, "message": text, **fields, "level": "info", "timestamp": stamp}
+    entry = {"event": event, "message": text, **fields, "level": level, "timestamp": stamp}
     click.echo(json.dumps(entry, ensure_ascii=False, default=str), err=True)

@@ -44,7 +44,7 @@ class Context:
             from knowledge.index import config_mismatch
 
             if self.warn_foreign_index and (warning := config_mismatch(self.home, self.settings)):
-                say(f"warning: {warning}", "cli.message")
+                say(f"warning: {warning}", "cli.message", level="warning")
             self._kb = KnowledgeBase(self.settings, self.home,
                                      disabled_collections=lambda: disabled_collections(self.store),
                                      quarantined_documents=lambda: quarantined_documents(self.store))
@@ -250,7 +250,7 @@ def _print_sync_report(report) -> None:
         names = {"front matter": "front matter", "git": "git history", "mtime": "file mtime"}
         click.echo("  dates: " + ", ".join(f"{n} from {names.get(k, k)}" for k, n in sorted(report.dates.items())))
     for warning in report.warnings:
-        say(f"  warning: {warning}", "cli.message")
+        say(f"  warning: {warning}", "cli.message", level="warning")
     unsupported = {path for path, reason in report.skipped if reason.startswith("unsupported file type")}
     for path, reason in report.skipped:
         if path not in unsupported:

@@ -46,8 +46,8 @@ _URL_BREAKERS = regex.compile(r"[<>|\s]")
 #: Markup a cut must keep whole: an entity (``&amp;``, ``&#39;``) or a ``<url|label>`` link, ``<@U…>`` mention
 #: or ``<!date…>`` we built (escaped text has no other ``<``).
 _ATOM = regex.compile(r"&[A-Za-z]{2,8};|&#[0-9]{1,7};|<[^<>\n]*>")
-#: A code fence line, quoted ("> ```") or not.
-_QUOTED_FENCE = regex.compile(r"^(?:>[ \t]?)?[ \t]*(?:```|~~~)")
+#: A code fence line.
+_FENCE_LINE = regex.compile(r"^[ \t]*(?:```|~~~)")
 #: An inline code span, and the placeholder that stands for one while the prose around it is converted.
 _INLINE_CODE = regex.compile(r"`[^`\n]+`")
 _SET_ASIDE = regex.compile("\ue000(\\d+)\ue001")
@@ -64,9 +64,9 @@ def to_mrkdwn(markdown: str) -> str:
     """Escaped Slack mrkdwn from document Markdown: headings and ``**bold**`` become ``*bold*``, http(s) and
     mailto links become ``<url|text>``, other links (anchors, relative paths) their label, an image its
     description in parentheses (Slack shows no image in text; issue 23: ``![span details](../img/x.png)`` was
-    shown raw), ``\-``-style escapes their character. Code, fenced (in a "> " quote too) or inline, is only
-    escaped: a quoted ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input
-    can produce a mention or a special command."""
+    shown raw), ``\-``-style escapes their character. Code, fenced or inline, is only escaped: a quoted
+    ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input can produce a
+    mention or a special command."""
     return "".join(escape(part) if code else _prose_mrkdwn(part) for code, part in _code_and_prose(markdown))
 
 
@@ -97,11 +97,11 @@ def _convert(markdown: str) -> str:
 
 def _code_and_prose(markdown: str) -> list[tuple[bool, str]]:
     """``markdown`` as consecutive ``(is code, text)`` parts, lines kept whole with their line ends: a fenced
-    block, its fences included, is code, whether or not its lines are quoted ("> ```")."""
+    block, its fences included, is code."""
     parts: list[tuple[bool, str]] = []
     in_code = False
     for line in markdown.splitlines(keepends=True):
-        fence = bool(_QUOTED_FENCE.match(line))
+        fence = bool(_FENCE_LINE.match(line))
         code = in_code or fence
         if fence:
             in_code = not in_code

@@ -252,6 +252,10 @@ class ExpertDesk:
                 log.info("expert.already_asked", request_id=answer_id, user=asker)
                 return message("expert.already_asked", language)
             posted = await post_to_experts(client, self.settings, whom, request)
+            if not posted:  # an unreadable user group, a channel the bot is not in: nobody was asked
+                log.error("expert.not_delivered", request_id=answer_id, whom=whom)
+                await self._run(self.store.release_expert_request, answer_id)
+                return message("expert.failed", language)
             await self._run(self.store.set_expert_request_posted, answer_id, posted)
             log.info("expert.asked", request_id=answer_id, whom=whom, asker=asker, messages=len(posted))
             return message("expert.asked", language, whom=slack_reference(whom))

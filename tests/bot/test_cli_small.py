@@ -147,3 +147,18 @@ def test_code_quoted_in_the_terminal_keeps_its_brackets_and_indentation():
     assert lines[2] == ">     inner: GenericModel[Any]"
     assert lines[4] == "> m = Model.model_validate(Model(inner=GenericModel[int](a=1)))"
     assert lines[-1] == "> After that [1]"
+
+
+def test_a_warning_said_as_a_json_line_is_levelled_warning(capsys):
+    """Piped `minerva ingest` printed its warnings as JSON lines with "level": "info"."""
+    from bot.cli.logs import configure_logging, say
+
+    configure_logging("INFO", "json")
+    try:
+        say("  warning: exclude pattern 'draft/' matched nothing", "cli.message", level="warning")
+        say("  skipped hb:README.md: excluded", "cli.message")
+    finally:
+        configure_logging("INFO", "text")
+    warning, skipped = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert (warning["level"], skipped["level"]) == ("warning", "info")
+    assert warning["message"].endswith("matched nothing")

@@ -104,6 +104,24 @@ async def test_a_broken_deployment_lists_every_fix_and_exits_1(fake_slack, deplo
     assert checks["source plans"]["status"] == OK
 
 
+async def test_an_expert_user_group_slack_cannot_list_fails_before_an_asker_meets_it(fake_slack, deployment, tmp_path):
+    """A newcomer asked the docs' example group: Slack answered no_such_subteam and the asker was told someone was
+    asked. doctor lists each expert user group's members first."""
+    config, home = deployment
+    raw = yaml.safe_load(config.read_text(encoding="utf-8"))
+    raw["experts"] = {"ask": "S0614TZR7"}
+    raw["channels"] = {"C0HELP": {"experts": "SEMPTY01"}, "C0OPS": {"experts": "SOPS0001"}}
+    write_config(tmp_path / "experts.yaml", **{k: v for k, v in raw.items() if k != "sources"})
+    fake_slack.usergroups.update({"SEMPTY01": [], "SOPS0001": ["U0ANN", "U0BOB"]})
+
+    checks = by_name(await asyncio.to_thread(run_checks, load_settings(tmp_path / "experts.yaml"), home,
+                                             env=slack_env(fake_slack)))
+
+    assert checks["experts S0614TZR7"].status == FAIL and "no_such_subteam" in checks["experts S0614TZR7"].detail
+    assert checks["experts SEMPTY01"].status == FAIL and "has no members" in checks["experts SEMPTY01"].detail
+    assert checks["experts SOPS0001"].status == OK and "2 member(s)" in checks["experts SOPS0001"].detail
+
+
 async def test_a_channel_the_bot_cannot_see_and_a_wrong_type_token(fake_slack, deployment):
     config, home = deployment
     fake_slack.channels[DIGEST] = None  # channel_not_found: a wrong id, or a private channel without the bot

@@ -179,6 +179,25 @@ async def test_escalate_from_a_refusal_to_a_user_group_without_an_alert_channel(
     assert row["whom"] == "SEXPERTS" and sorted(c for c, _ in row["posted"]) == ["UA", "UB"]
 
 
+async def test_a_user_group_slack_cannot_read_is_not_reported_as_asked(start_bot, sample_settings) -> None:
+    """A newcomer's docs example group (unknown to the workspace): the bot said "I asked <!subteam^…>" though no
+    one was messaged. The asker is told it failed, and a later click, once the group exists, asks it."""
+    bot = await start_bot(settings=with_experts(sample_settings, ask="SMISSING"))
+    await bot.mention(UNANSWERABLE)
+    (refusal,) = await bot.posts()
+    ask = button(refusal, ASK_EXPERT_ACTION)
+    assert await click(bot, refusal, ASK_EXPERT_ACTION, ask["value"]) == 200
+    (failed,) = await bot.fake.wait_for("chat.postEphemeral")
+    assert failed["body"]["text"].startswith("Sorry, I couldn't reach the experts")
+    assert bot.store.expert_request(ask["value"]) is None
+
+    bot.fake.usergroups["SMISSING"] = ["UA"]
+    assert await click(bot, refusal, ASK_EXPERT_ACTION, ask["value"]) == 200
+    await wait_posts(bot, "UA", 1)
+    confirmations = [c["body"]["text"] for c in await bot.fake.wait_for("chat.postEphemeral", count=2)]
+    assert confirmations[-1].startswith("I asked")
+
+
 async def test_a_user_group_is_mentioned_in_the_alert_channel_when_there_is_one(start_bot, sample_settings) -> None:
     settings = with_experts(sample_settings, ask="SEXPERTS")
     settings = dataclasses.replace(settings, slack=dataclasses.replace(settings.slack, alert_channel="CALERTS"))

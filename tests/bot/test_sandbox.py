@@ -49,11 +49,11 @@ async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(
     assert "stand-in expert" in shown and "(asking in channel CRUNBOOKS (its settings apply); replies are private)" in shown
     assert "(only you see this)" in shown and "incident-response.md" in shown and "plans/" not in shown
     assert "### the experts see" in shown and "[Answer]" in shown and "a form opens" in shown
-    assert "*Answered by <@USANDBOXEXPERT>:*\nPost in #incidents with @here." in shown
+    assert "*Answered by @USANDBOXEXPERT:*\nPost in #incidents with @here." in shown
     assert "in your thread (only you see it)" in shown  # a private channel's answers stay private
     asked_again = shown.split("### you: @minerva")[2]
-    assert "Answered by <@USANDBOXEXPERT> on" in asked_again and "Post in #incidents" in asked_again
-    assert "== Channel settings ==" in shown and "<#CRUNBOOKS>" in shown
+    assert "Answered by @USANDBOXEXPERT on" in asked_again and "Post in #incidents" in asked_again
+    assert "== Channel settings ==" in shown and "#CRUNBOOKS" in shown and "<#" not in shown and "<https://" not in shown
 
 
 def _minerva() -> list[str]:
@@ -113,3 +113,12 @@ async def test_the_sandbox_drives_two_replicas_and_each_retry_is_answered_once(p
     assert "sent to replica-2, its Slack retry to replica-1" in shown
     assert "60 seconds" in shown and shown.count("[Outdated] [Wrong] [Incomplete] [Not what I asked]") == 2
     assert "127.0.0.1" in status.getvalue()
+
+
+def test_the_sandbox_prints_slack_markup_as_slack_shows_it():
+    """A newcomer read the raw `<https://…|title>` of the sandbox as what Slack prints."""
+    from bot.cli.sandbox.conversation import as_seen
+
+    assert as_seen("([1] <https://x.example/a|Leave> › Types) ask <@U1> or <!subteam^S06|@ops> in <#C1|ops>: "
+                   "a &lt; b &amp; <mailto:it@x.example|it@x.example>") == (
+        "([1] Leave (https://x.example/a) › Types) ask @U1 or @S06 in #C1: a < b & it@x.example (mailto:it@x.example)")

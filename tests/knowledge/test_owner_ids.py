@@ -36,5 +36,21 @@ def test_a_front_matter_owner_that_is_no_slack_id_is_ignored_with_a_warning(tmp_
     assert owners == {"docs:a.md": "", "docs:b.md": "", "docs:c.md": "U024BE7LH", "docs:d.md": "S0614TZR7"}
     ignored = [w for w in report.warnings if "is not a Slack user or user group id" in w]
     assert [w.split(":", 2)[1] for w in ignored] == ["a.md", "b.md"]
+    assert all(w.endswith("the collection's owner is told instead") for w in ignored)
     assert owner_of(kb.index().documents["docs:a.md"], {"docs": "U0000TEAM"}) == "U0000TEAM"
     assert owner_of({"owner": "<!channel>", "collection": "docs"}, {}) == ""  # an index built before the check
+
+
+def test_an_email_owner_in_a_source_without_owner_says_no_one_is_told(tmp_path, sample_settings, embedder):
+    """A newcomer's `owner: priya@example.com` was "ignored, the collection's owner is told instead", and the
+    source had no owner: nobody was told."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\nowner: priya@example.com\n---\n# Expenses\n\nReceipts are needed for every "
+                                 "expense over 25 euros, scanned into the expense tool.\n", encoding="utf-8")
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]), tmp_path / "home",
+                       embedder=embedder)
+
+    (warning,) = [w for w in kb.sync().warnings if "priya" in w]
+
+    assert warning.endswith("ignored, no one is told about this page (its source has no `owner` either)")

@@ -346,6 +346,8 @@ def test_the_units_hnswlib_index_finds_the_chunks_a_scan_of_every_unit_finds(sam
     for qvec in embedder.embed(questions):
         assert units.nearest_rows(qvec, UNIT_NEIGHBOURS, everything)[:10] == scan.nearest_rows(
             qvec, UNIT_NEIGHBOURS, everything)[:10]
+        # and the index answered, not the scan it falls back to
+        assert units._nearest_indexed(qvec, UNIT_NEIGHBOURS, everything, True) is not None
 
 
 def test_nearest_units_of_a_few_allowed_chunks_come_from_them_alone(sample_kb, embedder):

@@ -89,3 +89,16 @@ def test_identifiers_read_sentences_as_values_do():
     [channel] = extract_identifiers("For tools, e.g. Zoom, ask in #admins-zoom. Then wait a day.")
 
     assert channel.statement == "For tools, e.g. Zoom, ask in #ID."
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the handbook's leave page: "5 U.S.C. 6323" is a citation of the law, not two sentences
+    ("Under 5 U.S.C. 6323 (a) you get 15 days. Ask HR.", ["Under 5 U.S.C. 6323 (a) you get 15 days.", "Ask HR."]),
+    ("We moved to Washington, D.C. Then we left.", ["We moved to Washington, D.C.", "Then we left."]),
+    # the parental-leave page's "(how long … 6 weeks? 8 weeks?)": no end inside a bracket that closes
+    ("Duration (how long? 6 weeks? 8 weeks?) of care. Then more.",
+     ["Duration (how long? 6 weeks? 8 weeks?) of care.", "Then more."]),
+    ("A (never closed. Then. More.", ["A (never closed.", "Then.", "More."]),
+])
+def test_no_sentence_end_inside_a_bracket_or_after_an_initialism_before_a_number(text, expected):
+    assert sentences_of(text) == expected

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import tempfile
 import time
@@ -40,6 +41,9 @@ SECRET = "sandbox-signing-secret"
 CHANNEL, USER = "CSANDBOX", "USANDBOX"
 #: Who answers "Ask an expert" in the sandbox when the config names nobody to ask.
 STAND_IN_EXPERT = "USANDBOXEXPERT"
+#: Slack's own markup in mrkdwn (`as_seen`): a link with an optional label, and a user, user group or channel.
+_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^|>\s]+)(?:\|([^>]*))?>")
+_SLACK_MENTION = re.compile(r"<(@|!subteam\^|#)([A-Z0-9]+)(?:\|[^>]*)?>")
 #: Seconds to wait for the bot's reply to one question (the first loads the model).
 REPLY_SECONDS = 120.0
 #: Seconds to wait after a replica's answer for a second one (a retry answered twice would be posted by then).
@@ -47,7 +51,22 @@ DUPLICATE_SECONDS = 2.0
 
 
 def render(body: dict) -> str:
-    """A posted message (chat.postMessage or response_url body) as lines a reader sees in Slack."""
+    """A posted message (chat.postMessage or response_url body) as lines a reader sees in Slack: links as their
+    label and address, mentions as @name or #channel, entities as their character (`as_seen`)."""
+    return as_seen(_render_blocks(body))
+
+
+def as_seen(mrkdwn: str) -> str:
+    """Slack mrkdwn as Slack shows it, in plain text: ``<url|label>`` → ``label (url)``, ``<@U1>`` → ``@U1``,
+    ``<!subteam^S1>`` → ``@S1``, ``<#C1>`` → ``#C1``, ``&lt;`` ``&gt;`` ``&amp;`` → ``<`` ``>`` ``&``. A newcomer
+    read the raw ``<https://…|title>`` as what Slack would print."""
+    text = _SLACK_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(2) else m.group(1), mrkdwn)
+    text = _SLACK_MENTION.sub(lambda m: ("#" if m.group(1) == "#" else "@") + m.group(2), text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _render_blocks(body: dict) -> str:
+    """The message's blocks as lines of mrkdwn (`render`)."""
     lines = []
     for block in body.get("blocks") or []:
         kind = block["type"]
