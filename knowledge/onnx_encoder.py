@@ -23,6 +23,7 @@ import json
 import os
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -152,11 +153,16 @@ class OnnxEmbedder:
     """`knowledge.embedding.Embedder` over an exported model: the same name, dimension and vectors as the
     sentence-transformers model it was exported from, so an index built by either reads with the other."""
 
-    def __init__(self, cfg: EmbeddingConfig, path: Path, *, one_by_one: bool = True):
+    def __init__(self, cfg: EmbeddingConfig, path: Path, *, one_by_one: bool = True, workers: int | None = None):
         """``one_by_one``: run each text alone. The int8 export scales its activations per run (dynamic
         quantization), so a text batched with others gets a slightly different vector (cosine ~0.99) than
         alone: one by one, a text's vector never depends on its neighbours (a re-sync equals a sync from
-        nothing), and no run holds padding."""
+        nothing), and no run holds padding.
+
+        ``workers``: runs at a time (default `default_workers`), each on one thread. A run of one text is too
+        small to share between threads (onnxruntime's two threads meet at every operator, and spin while they
+        wait, which a busy machine punishes), so the texts of one call are shared out between workers instead:
+        the same vectors, and every core busy."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -164,19 +170,25 @@ class OnnxEmbedder:
         self.name = cfg.model
         self._cfg = cfg
         self._one_by_one = one_by_one
+        self._workers = max(1, workers or default_workers())
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(_max_tokens(folder))
         self._tokenizer.no_padding()  # each batch is padded to its own longest text (`_embed_batch`)
         options = ort.SessionOptions()
         options.log_severity_level = 3  # its warnings about unused initializers are noise to a user
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.dim = int(self._session.get_outputs()[0].shape[-1])
         self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="onnx") if self._workers > 1 else None
 
     def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
         """See `knowledge.embedding.Embedder.embed`: float32 (len(texts), dim), unit norm; config prefixes
         added as for torch. Each text is run alone (``one_by_one``, the default), else in batches of
-        ``embedding.batch_size`` texts of similar length; the rows come back in the order of ``texts``."""
+        ``embedding.batch_size`` texts of similar length; the batches are shared out between the workers
+        (`OnnxEmbedder`); the rows come back in the order of ``texts``."""
         prefix = self._cfg.query_prefix if kind == "query" else self._cfg.passage_prefix
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -185,9 +197,17 @@ class OnnxEmbedder:
         with self._lock:
             encoded = self._tokenizer.encode_batch([prefix + t for t in texts])
             order = np.argsort([len(e.ids) for e in encoded], kind="stable")
-            for start in range(0, len(texts), step):
-                rows = order[start:start + step]
-                out[rows] = self._embed_batch([encoded[i] for i in rows])
+            batches = [order[start:start + step] for start in range(0, len(texts), step)]
+            if self._pool is None or len(batches) == 1:
+                for rows in batches:
+                    out[rows] = self._embed_batch([encoded[i] for i in rows])
+                return out
+            # worker k takes batches k, k + workers, ...: long and short texts alike for each
+            shares = [batches[k::self._workers] for k in range(self._workers)]
+            for share, vectors in zip(shares, self._pool.map(lambda part: [self._embed_batch(
+                    [encoded[i] for i in rows]) for rows in part], shares)):
+                for rows, rows_vectors in zip(share, vectors):
+                    out[rows] = rows_vectors
         return out
 
     def _embed_batch(self, encoded: list) -> np.ndarray:
@@ -204,6 +224,11 @@ class OnnxEmbedder:
         summed = (states * mask[..., None]).sum(axis=1)
         vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def default_workers() -> int:
+    """Texts embedded at a time by `OnnxEmbedder`: the machine's cores (``os.cpu_count``), at most 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def load(cfg: EmbeddingConfig) -> OnnxEmbedder | None:
