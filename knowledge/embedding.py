@@ -215,6 +215,9 @@ class EmbeddingCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # no fsync at each commit (WAL stays consistent; a power cut may lose the last vectors, which are then
+        # embedded again): an ingest commits once per 64 texts, ~720 times on the real corpora, 2.9 s of fsync
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
         )
