@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -160,6 +161,52 @@ def ingest_figures(name: str, home: Path, cfg: EmbeddingConfig, embedders: dict)
             "kbdev_recall@5": summary["recall@5"]}
 
 
+#: The homes `build_homes` ingests, one after the other: name → (environment, runs the baseline checkout).
+INGEST_RUNS = {
+    "torch before": ({"MINERVA_ONNX": "0"}, True),
+    "torch": ({"MINERVA_ONNX": "0"}, False),
+    "shipped": ({}, False),
+}
+
+
+def build_homes(root: Path, baseline: Path | None) -> dict:
+    """Ingest the real corpora into fresh homes under ``root``, back to back in this run: torch on ``baseline`` (a
+    checkout of the code before the ingest work, "today"; skipped without it), torch on this checkout
+    (``MINERVA_ONNX=0``) and the shipped int8 export on it. Per home: wall seconds of the ``ingest`` command, the
+    CPU seconds it used, the sync's own seconds and chunks/s (its report), and the load average around it."""
+    import resource
+    import subprocess
+
+    out = {}
+    for name, (env, on_baseline) in INGEST_RUNS.items():
+        if on_baseline and baseline is None:
+            continue
+        home = root / name.replace(" ", "-")
+        shutil.rmtree(home, ignore_errors=True)
+        cwd = baseline if on_baseline else ROOT
+        environ = {**os.environ, **env}
+        if on_baseline:  # the code before had no switch: an empty model cache keeps it on torch
+            environ["MINERVA_MODEL_CACHE"] = str(root / "empty-model-cache")
+            shutil.rmtree(environ["MINERVA_MODEL_CACHE"], ignore_errors=True)
+        load_before = [round(x, 2) for x in os.getloadavg()]
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(REAL_CORPORA_CONFIG), "--home", str(home),
+                        "ingest"], cwd=cwd, env=environ, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - started
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        report = json.loads(sorted((home / "sync-reports").glob("*.json"))[0].read_text())
+        out[name] = {"home": str(home), "command_seconds": round(wall, 1),
+                     "cpu_seconds": round(cpu_after.ru_utime + cpu_after.ru_stime
+                                          - cpu_before.ru_utime - cpu_before.ru_stime, 1),
+                     "sync_seconds": round(report["seconds"], 1), "chunks": report["chunks_total"],
+                     "chunks_per_s": round(report["chunks_total"] / report["seconds"], 1),
+                     "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()]}
+        print(name, json.dumps(out[name]), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=300)
@@ -169,6 +216,11 @@ def main() -> None:
                         help="SciFact over the judged documents of the queries plus this many others (a loaded "
                              "machine); default the whole corpus")
     parser.add_argument("--ingest-home", action="append", default=[], help="NAME=HOME, NAME torch or shipped")
+    parser.add_argument("--build-homes", type=Path, default=None,
+                        help="ingest the real corpora into fresh homes under this folder first (`build_homes`): "
+                             "torch before (with --baseline), torch, shipped; their kb-dev recall@5 follows")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a checkout of the code before the ingest work (git worktree or git archive of main)")
     parser.add_argument("--runtimes", default="torch,onnx float,variants",
                         help="which to measure: torch, onnx float, variants (the int8 ones)")
     parser.add_argument("--sections", default="runtimes,multilingual,ingest",
@@ -206,12 +258,19 @@ def main() -> None:
         if "multilingual" in sections:
             result["multilingual"] = multilingual_figures(questions, chunks)
         if "ingest" in sections:
-            embedders = {"torch": runs["torch"], "shipped": runs["onnx int8 shipped"]}
+            embedders = {"torch": runs["torch"], "torch before": runs["torch"], "shipped": runs["onnx int8 shipped"]}
             result["ingest"] = {}
-            for spec in args.ingest_home:
-                name, home = spec.split("=", 1)
-                result["ingest"][name] = ingest_figures(name, Path(home), cfg, embedders)
+            built = build_homes(args.build_homes, args.baseline) if args.build_homes else {}
+            homes = [spec.split("=", 1) for spec in args.ingest_home] + [(n, f["home"]) for n, f in built.items()]
+            for name, home in homes:
+                result["ingest"][name] = {**ingest_figures(name, Path(home), cfg, embedders), **built.get(name, {})}
                 print(name, json.dumps(result["ingest"][name]), flush=True)
+            if "torch before" in built and "shipped" in built:
+                result["ingest"]["shipped_vs_torch_before_chunks_per_s"] = round(
+                    built["shipped"]["chunks_per_s"] / built["torch before"]["chunks_per_s"], 2)
+            if "torch" in built and "shipped" in built:
+                result["ingest"]["shipped_vs_torch_chunks_per_s"] = round(
+                    built["shipped"]["chunks_per_s"] / built["torch"]["chunks_per_s"], 2)
     previous = json.loads(Path(args.out).read_text()) if args.out and Path(args.out).exists() else {}
     load = {section: {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]} for section in result}
     emit({**previous, "model": cfg.model, "scifact_queries": len(query_ids), "corpus": len(data.corpus),

@@ -86,9 +86,11 @@ def _package_version() -> str:
 def export_for(cfg: EmbeddingConfig) -> Path | None:
     """Export ``cfg.model`` to ONNX (`exported_path`) unless it is there already; returns the
     file, or None when the model cannot be exported here (another layout, or torch / ``onnx`` missing: a
-    warning is logged and everything keeps running on torch). The float export is then quantized
+    warning is logged and everything keeps running on torch; or ``MINERVA_ONNX=0`` is set). The float export is then quantized
     (`QUANTIZATION`). Takes ~5 s; written to temporary names and renamed, so a crash never leaves half a model
     where `load` would read it."""
+    if os.environ.get("MINERVA_ONNX") == "0":  # torch asked for: nothing to export for
+        return None
     target = exported_path(cfg)
     if target is None or target.exists():
         return target
@@ -233,7 +235,9 @@ def default_workers() -> int:
 
 def load(cfg: EmbeddingConfig) -> OnnxEmbedder | None:
     """The exported model for ``cfg`` (`exported_path`) when there is one and onnxruntime is installed; else
-    None (the caller loads torch)."""
+    None (the caller loads torch). ``MINERVA_ONNX=0`` in the environment always gives None: torch runs."""
+    if os.environ.get("MINERVA_ONNX") == "0":  # the operator's switch back to torch (docs/install.md)
+        return None
     path = exported_path(cfg)
     if path is None or not path.exists():
         return None
