@@ -65,6 +65,8 @@ VARIANTS = {
     "uint8-reduce-range": {"weight_type": "QUInt8", "per_channel": True, "reduce_range": True,
                            "op_types_to_quantize": ["MatMul"]},
     "no-ffn-output": {"weight_type": "QInt8", **QUANTIZATION, "nodes_to_exclude": "ffn-output"},
+    # the shipped weights, activations quantized per token (`per_token`): no vector depends on its batch-mates
+    "per-token": {"weight_type": "QInt8", **QUANTIZATION, "per_token": True},
 }
 
 
@@ -132,8 +134,65 @@ def quantized(fp32: Path, name: str, folder: Path) -> Path:
         options["nodes_to_exclude"] = [n.name for n in graph.node if n.op_type == "MatMul"
                                        and "/output/dense/" in n.name and "/attention/" not in n.name]
     path = folder / f"{name}.onnx"
+    tokens = options.pop("per_token", False)
     quantize_dynamic(str(fp32), str(path), **options)
+    if tokens:
+        per_token(path)
     return path
+
+
+def per_token(path: Path) -> None:
+    """Rewrite an int8 export in place so that each token's activations are quantized on their own scale.
+
+    ``quantize_dynamic`` quantizes the input of every projection with one scale for the whole tensor (every
+    token of every text of the run: `DynamicQuantizeLinear`), so a text's vector depends on its batch-mates. Here
+    each row is divided by its own largest magnitude (so it lies in [-1, 1]), quantized with the fixed scale 1/127
+    around 128 (`QuantizeLinear`), multiplied by the int8 weights (onnxruntime's ``MatMulIntegerToFloat``: the
+    weights' per-channel scales with the fixed one), and the product multiplied back by the row's magnitude. Rows
+    never meet, so a text gets the same vector alone, in a batch and beside padding. (A per-row scale fed straight
+    to the quantizer's own nodes is folded away by onnxruntime's ``MatMulIntegerToFloat`` fusion, which reads only
+    the first scale: vectors at cosine ~0.28 to torch's.)"""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    producer = {o: n for n in graph.node for o in n.output}
+    consumers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    graph.initializer.extend([numpy_helper.from_array(np.array(1 / 127, dtype=np.float32), "token_scale"),
+                              numpy_helper.from_array(np.array(1e-12, dtype=np.float32), "token_eps"),
+                              numpy_helper.from_array(np.array(128, dtype=np.uint8), "token_zero")])
+    instead, dropped = {}, set()
+    for node in [n for n in graph.node if n.op_type == "DynamicQuantizeLinear"]:
+        x, (q, scale, _) = node.input[0], node.output
+        rowmax = q + "_rowmax"
+        instead[id(node)] = [
+            helper.make_node("Abs", [x], [q + "_abs"]),
+            helper.make_node("ReduceMax", [q + "_abs"], [q + "_rowmax0"], axes=[-1], keepdims=1),
+            helper.make_node("Max", [q + "_rowmax0", "token_eps"], [rowmax]),
+            helper.make_node("Div", [x, rowmax], [q + "_unit"]),
+            helper.make_node("QuantizeLinear", [q + "_unit", "token_scale", "token_zero"], [q])]
+        for product in [c for c in consumers[q] if c.op_type == "MatMulInteger"]:
+            cast = consumers[product.output[0]][0]
+            rescale = consumers[cast.output[0]][0]  # Mul(cast product, input scale × weight scales)
+            scales = producer[next(i for i in rescale.input if i != cast.output[0])]
+            weight_scale = next(i for i in scales.input if i != scale)
+            out = rescale.output[0]
+            instead[id(product)] = [
+                helper.make_node("MatMulIntegerToFloat", [q, product.input[1], "token_scale", weight_scale,
+                                                          "token_zero", product.input[3]], [out + "_unit"],
+                                 domain="com.microsoft"),
+                helper.make_node("Mul", [out + "_unit", rowmax], [out])]
+            dropped |= {id(cast), id(rescale), id(scales)}
+    nodes = [new for n in graph.node if id(n) not in dropped for new in instead.get(id(n), [n])]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    if not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.save(model, str(path))
 
 
 def float_export(cfg: EmbeddingConfig, folder: Path) -> Path:
