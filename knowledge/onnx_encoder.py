@@ -6,8 +6,9 @@ their projections quantized to 8-bit integers (`QUANTIZATION`), and run by onnxr
 tokenizer (the ``tokenizers`` library) load in under a second, embed a question in ~1-2 ms and chunks
 several times faster than torch, with vectors at a cosine of ~0.99 to torch's (benchmarks/onnx_int8.py).
 
-The export needs torch and the ``onnx`` package, so it runs where torch is loaded anyway: after an ingest
-(`export_for`). It covers sentence-transformers models made of a Transformer, mean pooling and (optionally)
+The export needs torch and the ``onnx`` package; it runs once per machine, at the first use of the model
+(`load` with ``export``, from `knowledge.embedding.load_embedder`: ~10 s to import torch, ~5 s to export), and
+from then on torch is never imported; ``MINERVA_ONNX=0`` keeps torch (the fallback). It covers sentence-transformers models made of a Transformer, mean pooling and (optionally)
 normalisation, the layout of the packaged all-MiniLM-L6-v2; any other model keeps running on torch. The file
 (about 59 MB, most of it the embedding tables, which stay float; never in the repository) is a cache shared
 by every home on the machine, like the model hubs' caches: ``$MINERVA_MODEL_CACHE``, else
@@ -233,12 +234,15 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def load(cfg: EmbeddingConfig) -> OnnxEmbedder | None:
+def load(cfg: EmbeddingConfig, *, export: bool = False) -> OnnxEmbedder | None:
     """The exported model for ``cfg`` (`exported_path`) when there is one and onnxruntime is installed; else
-    None (the caller loads torch). ``MINERVA_ONNX=0`` in the environment always gives None: torch runs."""
+    None (the caller loads torch). With ``export``, a model not exported yet is exported first (`export_for`).
+    ``MINERVA_ONNX=0`` in the environment always gives None: torch runs."""
     if os.environ.get("MINERVA_ONNX") == "0":  # the operator's switch back to torch (docs/install.md)
         return None
     path = exported_path(cfg)
+    if path is not None and not path.exists() and export:
+        path = export_for(cfg) or path
     if path is None or not path.exists():
         return None
     try:

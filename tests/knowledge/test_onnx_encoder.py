@@ -27,11 +27,14 @@ MIN_MEAN_COSINE = 0.98
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """(cache folder, export path, torch embedder): the model exported once for the module's tests."""
+    """(cache folder, export path, torch embedder): the model exported once for the module's tests, by its first
+    use (int8 is the default runtime: `load_embedder` exports when nothing is exported yet)."""
     cache = tmp_path_factory.mktemp("models")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MINERVA_MODEL_CACHE", str(cache))
-        path = onnx_encoder.export_for(EmbeddingConfig())
+        assert onnx_encoder.load(EmbeddingConfig()) is None  # nothing exported yet, and load alone exports nothing
+        assert isinstance(load_embedder(EmbeddingConfig()), OnnxEmbedder)
+        path = onnx_encoder.exported_path(EmbeddingConfig())
     return cache, path, SentenceTransformerEmbedder(EmbeddingConfig())
 
 
