@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/onnx_int8.py [--queries 300] [--variants shipped,per-tensor]
                                    [--ingest-home torch=/tmp/ing/torch --ingest-home int8=/tmp/ing/int8]
+                                   [--build-homes /tmp/bh --baseline CHECKOUT_OF_MAIN]
                                    [--out benchmarks/results/onnx_int8.json]
 
 The float model is what `torch.onnx.export` writes for the packaged all-MiniLM-L6-v2; the int8 ones are that
