@@ -229,7 +229,7 @@ INGEST_RUNS = {
 }
 
 
-def build_homes(root: Path, baseline: Path | None) -> dict:
+def build_homes(root: Path, baseline: Path | None, names: list[str] | None = None) -> dict:
     """Ingest the real corpora into fresh homes under ``root``, back to back in this run: torch on ``baseline`` (a
     checkout of the code before the ingest work, "today"; skipped without it), torch on this checkout
     (``MINERVA_ONNX=0``) and the shipped int8 export on it. Per home: wall seconds of the ``ingest`` command, the
@@ -239,7 +239,7 @@ def build_homes(root: Path, baseline: Path | None) -> dict:
 
     out = {}
     for name, (env, on_baseline) in INGEST_RUNS.items():
-        if on_baseline and baseline is None:
+        if (on_baseline and baseline is None) or (names and name not in names):
             continue
         home = root / name.replace(" ", "-")
         shutil.rmtree(home, ignore_errors=True)
@@ -279,6 +279,7 @@ def main() -> None:
     parser.add_argument("--build-homes", type=Path, default=None,
                         help="ingest the real corpora into fresh homes under this folder first (`build_homes`): "
                              "torch before (with --baseline), torch, shipped; their kb-dev recall@5 follows")
+    parser.add_argument("--ingest-runs", default=None, help=f"comma-separated, of {list(INGEST_RUNS)} (default all)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a checkout of the code before the ingest work (git worktree or git archive of main)")
     parser.add_argument("--runtimes", default="torch,onnx float,variants",
@@ -320,7 +321,8 @@ def main() -> None:
         if "ingest" in sections:
             embedders = {"torch": runs["torch"], "torch before": runs["torch"], "shipped": runs["onnx int8 shipped"]}
             result["ingest"] = {}
-            built = build_homes(args.build_homes, args.baseline) if args.build_homes else {}
+            built = build_homes(args.build_homes, args.baseline,
+                                args.ingest_runs.split(",") if args.ingest_runs else None) if args.build_homes else {}
             homes = [spec.split("=", 1) for spec in args.ingest_home] + [(n, f["home"]) for n, f in built.items()]
             for name, home in homes:
                 result["ingest"][name] = {**ingest_figures(name, Path(home), cfg, embedders), **built.get(name, {})}
