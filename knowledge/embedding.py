@@ -203,6 +203,17 @@ def embed_cached(
         cache.close()
 
 
+_FILE_LOCKS: dict[str, threading.Lock] = {}
+_FILE_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    """The lock shared by every `EmbeddingCache` of the file ``path`` in this process."""
+    key = str(Path(path).resolve())
+    with _FILE_LOCKS_GUARD:
+        return _FILE_LOCKS.setdefault(key, threading.Lock())
+
+
 class EmbeddingCache:
     """Vectors by (model, content hash) in a SQLite file; safe to share between threads.
 
@@ -215,14 +226,18 @@ class EmbeddingCache:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # no fsync at each commit (WAL stays consistent; a power cut may lose the last vectors, which are then
-        # embedded again): an ingest commits once per 64 texts, ~720 times on the real corpora, 2.9 s of fsync
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
-        )
-        self._lock = threading.Lock()
+        # one writer at a time per file in this process: a sync writes from two threads (the main model's pass
+        # and the cross-lingual one, `knowledge.sync.warm_crosslingual`), each through its own connection, and
+        # SQLite may answer a write that meets another one with "database is locked" without waiting
+        self._lock = _file_lock(path)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # no fsync at each commit (WAL stays consistent; a power cut may lose the last vectors, which are then
+            # embedded again): an ingest commits once per 64 texts, ~720 times on the real corpora, 2.9 s of fsync
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+            )
 
     def embed(
         self,

@@ -68,3 +68,37 @@ def test_empty_input_embeds_nothing(tmp_path, embedder):
 
     assert n == 0 and vectors.shape == (0, embedder.dim)
     cache.close()
+
+
+class _Counting:
+    """A tiny embedder of our own: a text's vector is its length in one of 4 dimensions (no model needed)."""
+
+    def __init__(self, name: str):
+        self.name, self.dim = name, 4
+
+    def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out[np.arange(len(texts)), [len(t) % 4 for t in texts]] = 1.0
+        return out
+
+
+def test_two_threads_write_one_cache_file_through_their_own_connections(tmp_path):
+    """A sync writes the main model's vectors and the cross-lingual ones from two threads at once
+    (`knowledge.sync.warm_crosslingual`): neither may meet "database is locked"."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "embeddings.sqlite"
+
+    def fill(model: str) -> int:
+        cache = EmbeddingCache(path)
+        try:
+            texts = [f"{model} text {i}" for i in range(3000)]
+            return cache.embed(_Counting(model), [hashlib.sha256(t.encode()).hexdigest() for t in texts], texts,
+                               batch=8)[1]
+        finally:
+            cache.close()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        embedded = list(pool.map(fill, ["a", "b", "c", "d"]))
+
+    assert embedded == [3000] * 4
