@@ -30,6 +30,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
+from knowledge.markdown_tree import alert_as_label
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, commands_after, leads_in, list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
 from knowledge.tokenize import question_tokens, tokenize
@@ -617,7 +618,7 @@ def tidy(text: str) -> str:
     its label: reference-style ``[label][ref]`` / ``[label][]`` (MkDocs' cross-references, whose targets are
     not in the page) and the empty ``[label]()`` left where a template tag was removed. A link the chunk's end
     cut in two ("… on page 5 of the [OLU Job") ends the text with "…" instead of its opening bracket."""
-    text = _ADMONITION.sub(r"\1", text, count=1)
+    text = alert_as_label(_ADMONITION.sub(r"\1", text, count=1))
     text = _CUT_LINK.sub("…", text)
     text = _CODE_OR_LABEL_ONLY_LINK.sub(lambda m: m.group("code") or m.group("label"), text)
     out, last = [], 0

@@ -328,3 +328,13 @@ def heading_level(raw: str) -> int:
         if block.kind == HEADING:
             return block.level
     return LABEL_LEVEL
+
+#: A GitHub alert's marker at the start of a quoted paragraph (``> [!WARNING]``, GitHub's "alerts" syntax): a
+#: label for what follows, read as the word it names ("Warning:").
+_ALERT = regex.compile(r"^(\s*)\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*\n?[ \t]*", regex.I)
+
+
+def alert_as_label(text: str) -> str:
+    """``text`` with a leading GitHub alert marker read as its word: ``[!WARNING] Never print …`` → ``Warning: Never
+    print …`` (a newcomer's reply showed the marker as written)."""
+    return _ALERT.sub(lambda m: f"{m.group(1)}{m.group(2).capitalize()}: ", text, count=1)

@@ -23,8 +23,9 @@ from knowledge import markdown_tree as tree
 #: (7: a continued chunk whose first, bare fence is followed by a language-tagged one opens inside code;
 #: 8: no sentence end inside an open bracket or after an initialism before a number; 9: read from the
 #: Markdown tree, `knowledge.markdown_tree`: tabs, admonitions and HTML blocks are structure, not text;
-#: 10: a lead-in to a short block of commands is also embedded with the commands).
-UNITS_VERSION = 10
+#: 10: a lead-in to a short block of commands is also embedded with the commands; 11: a quoted GitHub alert's
+#: marker reads as its word, "[!WARNING]" → "Warning:").
+UNITS_VERSION = 11
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -307,7 +308,8 @@ def _sentences(raw: str, start: int, quoted: bool, env: dict) -> list[Unit]:
         if not piece.strip() or found < 0:
             continue
         position = found + len(piece)
-        out.append(Unit(start + found, start + position, SENTENCE, tree.inline_text(piece, env)))
+        shown = tree.alert_as_label(piece) if quoted else piece  # "> [!WARNING]" reads "Warning:"
+        out.append(Unit(start + found, start + position, SENTENCE, tree.inline_text(shown, env)))
     return out
 
 
@@ -348,7 +350,7 @@ def readable(text: str) -> str:
     """Readable text of inline Markdown (`markdown_tree.inline_text`): link labels instead of links (with the
     address of a mail or phone link), no inline HTML tags, images or emphasis markers, code spans as written
     (``__fields__`` and ``*args`` inside them are names), one space between words."""
-    return tree.inline_text(text)
+    return tree.inline_text(tree.alert_as_label(text))
 
 
 def _mark_partial(units: list[Unit], text: str) -> list[Unit]:

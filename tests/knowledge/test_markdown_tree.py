@@ -116,3 +116,13 @@ def test_a_runbook_collapsible_is_no_text_but_its_content_is():
     assert "Full context" not in [u.display for u in units]
     assert any(u.kind == SENTENCE and u.display.startswith("Prometheus works by sending an HTTP GET request")
                for u in units)
+
+
+def test_a_github_alert_marker_reads_as_its_word():
+    """A newcomer's page warned "> [!WARNING] Never print customer data…"; the reply showed the marker."""
+    from knowledge.answering import tidy
+
+    units = split_units("> [!WARNING]\n> Never print customer data in logs.\n\nThe printer is on floor 3.\n")
+
+    assert units[0].display == "Warning: Never print customer data in logs."
+    assert tidy("[!NOTE] Ask in #it first.") == "Note: Ask in #it first."
