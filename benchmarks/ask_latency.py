@@ -1,11 +1,13 @@
-"""Warm `ask` latency against embedding the question alone, in one run (issue 22 target: p95 ≤ 3×, reader included).
+"""Warm `ask` latency against embedding the question alone, in one run (issue 22 target: p95 ≤ 3×, reader included;
+issue 24: the search's overhead beyond the encoder ≤ 0.25× the encoder's time).
 
 Usage:
     python benchmarks/ask_latency.py [--config config/real-corpora.yaml] [--home var-real] [--rounds 3] [--out FILE]
 
 Loads the knowledge base once, warms it up, then for every kb-dev question (rounds times, interleaved so a
-busy machine slows both alike) times ``embedder.embed([question])`` and ``kb.ask(question)``. Prints p50/p95
-of both in milliseconds and the ratio of the p95s. The machine is shared: compare the ratio, not the figures.
+busy machine slows all alike) times ``embedder.embed([question])``, the search alone (``Retriever.search`` with
+the candidates `ask` reads; it embeds the question itself) and ``kb.ask(question)``. Prints p50/p95 of each in
+milliseconds, the ratios of ask to the embedding, and the search's overhead beyond the embedding as a share of it. The machine is shared: compare the ratio, not the figures.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase, crosslingual  # noqa: E402
+from knowledge.service import ANSWER_CANDIDATES  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
 
 
@@ -45,12 +48,17 @@ def main() -> None:
     questions = [q["question"] for q in load_questions(Path(args.questions))]
     for q in questions[:5]:
         kb.ask(q)
-    embed_ms, ask_ms = [], []
+    embed_ms, search_ms, ask_ms = [], [], []
+    retriever = kb._retriever()
     for _ in range(args.rounds):
         for q in questions:
             started = time.perf_counter()
             kb.embedder.embed([q], kind="query")
             embed_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            retriever.search([q], top_k=ANSWER_CANDIDATES)
+            search_ms.append((time.perf_counter() - started) * 1000)
+            retriever.search(["(another question, so that ask embeds its own)"], top_k=1)
             started = time.perf_counter()
             kb.ask(q)
             ask_ms.append((time.perf_counter() - started) * 1000)
@@ -61,6 +69,8 @@ def main() -> None:
     emit({
         "questions": len(questions), "rounds": args.rounds, "chunks": len(kb.index().chunks),
         "embed_question_ms": {"p50": pct(embed_ms, 50), "p95": pct(embed_ms, 95)},
+        "search_ms": {"p50": pct(search_ms, 50), "p95": pct(search_ms, 95)},
+        "search_overhead_p50": round((pct(search_ms, 50) - pct(embed_ms, 50)) / pct(embed_ms, 50), 2),
         "ask_ms": {"p50": pct(ask_ms, 50), "p95": pct(ask_ms, 95)},
         "ratio_p95": round(pct(ask_ms, 95) / pct(embed_ms, 95), 2),
         "ratio_p50": round(pct(ask_ms, 50) / pct(embed_ms, 50), 2),
