@@ -9,8 +9,8 @@ with the configuration a user gets (config/real-corpora.yaml) and reports, per p
 quote) and per language:
 
 - ``direct_holds``: answerable questions whose direct answer holds the fact (every ``must_contain`` group);
-- ``early_holds``: … whose first 200 characters (`knowledge.reader_fit.GLANCE_CHARS`, what a reader takes in at
-  a glance) already hold it;
+- ``early_holds``: … whose first 200 characters as Slack shows them (a link is its label;
+  `knowledge.reader_fit.GLANCE_CHARS`, what a reader takes in at a glance) already hold it;
 - ``reply_holds``: answerable questions whose whole reply (direct answer, quotes) holds it;
 - ``answered``: answerable questions not refused; ``refused_no_answer``: near-topic questions refused;
 - calibration: per confidence label (high / low), how many replies there are and the share whose direct
@@ -41,7 +41,7 @@ from _output import emit  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
-from knowledge.kbeval import hint_values, holds_fact, split_by_page  # noqa: E402
+from knowledge.kbeval import as_seen, hint_values, holds_fact, split_by_page  # noqa: E402
 from knowledge.reader_fit import GLANCE_CHARS  # noqa: E402
 from fit_reader import keyed_questions  # noqa: E402
 
@@ -61,7 +61,7 @@ def keyed_line(q: dict, answer) -> dict:
             "question": q["question"], "hint": q.get("answer_hint", ""), "refused": answer.refused,
             "confidence": round(getattr(answer, "confidence", 0.0), 3), "label": confidence_label(answer),
             "direct_holds": q["answerable"] and not answer.refused and holds_fact(answer.direct_answer, key),
-            "early_holds": q["answerable"] and not answer.refused and holds_fact(answer.direct_answer[:GLANCE_CHARS], key),
+            "early_holds": q["answerable"] and not answer.refused and holds_fact(as_seen(answer.direct_answer)[:GLANCE_CHARS], key),
             "reply_holds": q["answerable"] and not answer.refused and holds_fact(reply, key),
             "direct_answer": answer.direct_answer, "quotes": answer.quotes,
             "cited": [c.doc_id for c in answer.citations], "gold": q.get("gold", [])}

@@ -31,7 +31,8 @@ from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
 from knowledge.markdown_tree import alert_as_label
-from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, Unit, commands_after, leads_in, list_lead_in, readable,
+from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
+                                 list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
 from knowledge.tokenize import question_tokens, tokenize
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
@@ -74,6 +75,8 @@ _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\
 #: An opening bracket of a link with no closing one before the text ends: the chunk ended inside the link.
 _CUT_LINK = regex.compile(r"\s*\[[^\]\n]*$")
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+#: A Markdown link to a web address (not an image): kept in a direct answer (`_linked`).
+_WEB_LINK = regex.compile(r"(?<!!)\[[^\]\n]+\]\(https?://[^)\s]+\)")
 #: Words around a link that only say "go there": a unit with nothing else besides its links is a pointer.
 _POINTER_WORDS = frozenset(
     "see also refer to for more further details detail information info instructions here are is the this that page "
@@ -860,7 +863,7 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     text, own_line = "", False
     direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
     for k, c in enumerate(direct):
-        shown = _shown(c, units[c.passage])
+        shown = _shown(c, units[c.passage], texts[c.passage])
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
         if shown.endswith(":") and not _followed_by_next(direct, k):
@@ -884,6 +887,15 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         text += piece
         own_line = listed or shown.endswith("```")  # what follows a bullet or a command starts a new line
     return text
+
+
+def _linked(unit: Unit, raw: str) -> str | None:
+    """A sentence or list item with its web links kept as Markdown (``[form](https://…)``; Slack shows them as
+    links, `bot.slack.blocks.to_mrkdwn`), as a quote keeps them; None when it has none. "Ask your manager via the
+    printing quota form." lost the address that was the answer (a newcomer's page)."""
+    if unit.kind not in (SENTENCE, ITEM) or not _WEB_LINK.search(raw[unit.start:unit.end]):
+        return None
+    return _LEAD_MARK.sub("", tidy(" ".join(unquoted(raw[unit.start:unit.end]).split())), count=1)
 
 
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
@@ -912,12 +924,12 @@ def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS
     return ("… " if i > 0 else "") + " ".join(parts[i:j]) + (" …" if j < len(parts) else "")
 
 
-def _shown(c: _Candidate, units: list[Unit]) -> str:
+def _shown(c: _Candidate, units: list[Unit], raw: str | None = None) -> str:
     """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
     one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
-    (`knowledge.sentences.COMMAND_BLOCK_CHARS`) and holds commands or configuration: the command is the answer, the sentence only
-    leads to it."""
-    text = tidy(c.unit.display)
+    (`knowledge.sentences.COMMAND_BLOCK_CHARS`) and holds commands or configuration: the command is the answer,
+    the sentence only leads to it. ``raw``: the passage's text, to keep the unit's web links (`_linked`)."""
+    text = (raw is not None and _linked(c.unit, raw)) or tidy(c.unit.display)
     body = commands_after(units, c.position)
     if body is not None:
         return f"{text}\n```\n{body}\n```"  # no language name: Slack would show it as the first line

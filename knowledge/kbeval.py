@@ -39,6 +39,10 @@ class QuestionResult:
     direct_answer: str = ""
 
 
+#: A Markdown link (not an image): ``[label](address)``.
+_MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\([^)\s]+\)")
+
+
 def evaluate(
     kb: KnowledgeBase,
     questions: Iterable[dict],
@@ -199,3 +203,9 @@ def question_key(q: dict) -> list[list[str]]:
         return q["must_contain"]
     values = hint_values(q.get("answer_hint") or "")
     return [sorted(values)] if values else []
+
+
+def as_seen(direct_answer: str) -> str:
+    """``direct_answer`` as Slack shows its characters: a Markdown link is its label (the address hides behind
+    it), so "the first 200 characters" (`knowledge.reader_fit.GLANCE_CHARS`) count what a reader sees."""
+    return _MARKDOWN_LINK.sub(r"\1", direct_answer)

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.stats import binomtest
 
-from knowledge.kbeval import groups_held, holds_fact, question_key, split_by_page
+from knowledge.kbeval import as_seen, groups_held, holds_fact, question_key, split_by_page
 from knowledge.reader import ANSWER_FEATURES, FEATURES, Logistic, ReaderModel, using
 
 #: Candidate L2 penalties (on standardised features; the loss is a mean over rows).
@@ -177,7 +177,7 @@ def composition_score(replies: list[tuple[list[float], bool, dict, str]]) -> int
     """How well a composition's cross-fitted ``replies`` serve a reader: the direct answers that hold the fact,
     plus those whose first `GLANCE_CHARS` characters already do (a fact shown first is worth more than one
     below three other sentences)."""
-    return sum(right + (right and holds_fact(direct[:GLANCE_CHARS], question_key(q))) for _, right, q, direct in replies)
+    return sum(right + (right and holds_fact(as_seen(direct)[:GLANCE_CHARS], question_key(q))) for _, right, q, direct in replies)
 
 
 def thresholds(prob: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> tuple[float, float, float]:

@@ -36,9 +36,14 @@ def _source_line(c: Citation, language: str, badge: str = "") -> str:
     return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated}{badge})"
 
 
+#: A Markdown link to a web address: the terminal shows "label (address)", as the sandbox shows Slack's link.
+_WEB_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+
+
 def plain(text: str) -> str:
     """``text`` as a terminal shows it: each line's Markdown emphasis and links read as words (`readable`: the
-    label, and the address of a mail link), its bullet or number and indentation kept; code blocks as written,
+    label, and the address of a mail link; a web link's address in brackets after it), its bullet or number
+    and indentation kept; code blocks as written,
     inside a quote too ("> " lines: a quoted `GenericModel[int](a=1)` read as a link and lost its brackets, and
     the code its indentation)."""
     out, in_code = [], False
@@ -53,5 +58,5 @@ def plain(text: str) -> str:
             out.append(line)
             continue
         lead, rest = _INDENT.match(body).groups()
-        out.append(quote + lead + readable(rest))
+        out.append(quote + lead + readable(_WEB_LINK.sub(r"\1 (\2)", rest)))
     return "\n".join(out)

@@ -976,3 +976,21 @@ def test_a_quote_goes_on_past_a_tab_its_lead_in_introduces():
 
     assert "pip install 'pydantic[email]'" in quote and "uv add" not in quote
     assert "\n```bash\n" in quote  # dedented: Slack reads a fence only at a line's start
+
+
+def test_a_direct_answer_keeps_the_web_link_that_is_the_answer():
+    """A newcomer's page: "Ask your manager for more via the [printing quota form](https://…)." was answered without
+    the form's address, in Slack and in the terminal; a relative link stays a label."""
+    from bot.cli.render_text import plain
+    from bot.slack.blocks import to_mrkdwn
+
+    page = _passage("Each person can print 200 pages a month. Ask your manager for more via the [printing quota "
+                    "form](https://forms.example.com/print-quota). See the [printer page](./printers.md) for locations.",
+                    "it:print.md", 0.9, "Printing")
+    direct = compose_answer("how do I get more print quota?", [page], AnswerConfig(calibration=CalibrationConfig())
+                            ).direct_answer
+
+    assert "[printing quota form](https://forms.example.com/print-quota)" in direct
+    assert "<https://forms.example.com/print-quota|printing quota form>" in to_mrkdwn(direct)
+    assert "printing quota form (https://forms.example.com/print-quota)" in plain(direct)
+    assert "./printers.md" not in to_mrkdwn(direct) + plain(direct)
