@@ -146,6 +146,16 @@ def _skipped_at_last_sync(home: Path, doc_ids: set[str]) -> list[dict]:
     return [entry for entry in skipped if isinstance(entry, dict) and entry.get("path") in doc_ids]
 
 
+def _ignored_owners(home: Path, source: str) -> list[str]:
+    """Doc ids of ``source`` whose front matter ``owner`` the newest sync ignored (an email or a name, not a Slack
+    id: `knowledge.sync` warns); a newcomer's `owner: jane.doe@…` passed `doctor` with no word."""
+    from knowledge.sync import latest_sync_report
+
+    warnings = latest_sync_report(home).get("warnings", [])
+    return [w.split(": front matter owner", 1)[0] for w in warnings
+            if isinstance(w, str) and w.startswith(f"{source}:") and ": front matter owner " in w]
+
+
 def _source_checks(settings, home: Path) -> list[Check]:
     from config.home_sources import load_home_sources
     from knowledge.errors import KnowledgeError
@@ -190,6 +200,9 @@ def _source_checks(settings, home: Path) -> list[Check]:
             unread = _skipped_at_last_sync(home, {f.doc_id for f in files})
             note = (f"; the last sync skipped {len(unread)} of them, e.g. {unread[0]['path']}: {unread[0]['reason']}"
                     f" (`minerva ingest` lists them all)" if unread else "")
+            ownerless = _ignored_owners(home, source.name)
+            note += (f"; {len(ownerless)} page owner(s) ignored as no Slack id, e.g. {ownerless[0]} (write `U…` or "
+                     f"`S…`; `minerva ingest` names them)" if ownerless else "")
             checks.append(Check(name, OK, f"{folder}: {len(files)} file(s) to read{note}"))
     return checks
 

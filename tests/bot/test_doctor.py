@@ -253,3 +253,21 @@ def test_the_index_fix_names_the_config_it_was_checked_with(tmp_path):
 
     assert any(line.startswith("✗ index") for line in result.output.splitlines())
     assert f"minerva --config {config} --home {home} ingest" in result.output
+
+
+def test_a_source_check_names_page_owners_the_last_sync_ignored(tmp_path, embedder):
+    """A newcomer wrote `owner: jane.doe@zephyr.example`: ingest warned, `doctor` said all good."""
+    from bot.cli.doctor import _source_checks
+    from config import Settings, SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs")
+    (docs / "pto.md").write_text("---\nowner: jane.doe@zephyr.example\n---\n# PTO\n\nNew hires get 18 days.\n",
+                                 encoding="utf-8")
+    settings = Settings(sources=[SourceConfig(name="docs", path=str(docs))])
+    KnowledgeBase(settings, tmp_path / "home", embedder=embedder).sync()
+
+    (check,) = _source_checks(settings, tmp_path / "home")
+
+    assert check.status == OK and "1 page owner(s) ignored as no Slack id, e.g. docs:pto.md" in check.detail
