@@ -140,3 +140,18 @@ def test_a_page_quoted_twice_names_both_sections_in_its_citation(sample_kb):
 
     team = [p.heading for p, n in zip(answer.passages, answer.citation_numbers) if n == 1]
     assert len(team) >= 2 and answer.citations[0].heading == "; ".join(dict.fromkeys(team))
+
+
+def test_a_refusal_in_a_collection_limited_channel_says_where_else_pages_answer(sample_kb):
+    """A newcomer's on-call channel reads only runbooks: a VPN question the IT pages answer was refused with "I
+    searched runbooks: 2 pages" and no word on where to ask instead."""
+    from knowledge import SearchFilter
+    from knowledge.messages import message
+
+    answer = sample_kb.ask("How much does the Team plan cost per user?",
+                           where=SearchFilter(collections=frozenset({"runbooks"})))
+    everywhere = sample_kb.ask("Is the dashboard down right now?")
+
+    assert answer.refused
+    assert message("answer.elsewhere", "en", collections="plans") in answer.text
+    assert "may answer it" not in everywhere.text  # no collection left out: nothing to point at
