@@ -210,17 +210,18 @@ class KnowledgeBase:
         return message("answer.searched", language, collections=", ".join(sorted(counts)) or "—",
                        pages=f"{sum(counts.values()):,}")
 
-    def _elsewhere(self, retriever: Retriever, question: str, where: SearchFilter | None, answer: Answer) -> str:
-        """" Pages of it may answer it: ask me in a direct message …" when ``where`` limits the collections (a
-        channel's `collections` setting) and a collection it leaves out holds a passage in the high band: a
-        newcomer's on-call channel, limited to runbooks, refused a VPN question the IT pages answer and said only
-        "I searched runbooks: 2 pages". The asker's own visibility rules still apply; else ""."""
+    def _elsewhere(self, retriever: Retriever, question: str, where: SearchFilter | None, language: str) -> str:
+        """The refusal's pointer to other collections, in ``language`` (" Pages of hr may answer it: ask me in a
+        direct message …"), when ``where`` limits the collections (a channel's `collections` setting) and one it
+        leaves out holds a passage in the high band; else "". A newcomer's on-call channel, limited to runbooks,
+        refused a VPN question the IT pages answer and said only "I searched runbooks: 2 pages". The asker's own
+        visibility rules still apply (only ``collections`` is lifted)."""
         if where is None or where.collections is None:
             return ""
         others = retriever.search([question], top_k=3, where=replace(where, collections=None))[0]
         found = sorted({p.collection for p in others
                         if p.score >= self.settings.answer.high and p.collection not in where.collections})
-        return " " + message("answer.elsewhere", answer.language, collections=", ".join(found)) if found else ""
+        return " " + message("answer.elsewhere", language, collections=", ".join(found)) if found else ""
 
     def _expired_instead(self, answer: Answer, retriever: Retriever, where: SearchFilter | None) -> Answer:
         """A refusal that names the expired page which answers the question, when one scores high ("is the
@@ -281,7 +282,7 @@ class KnowledgeBase:
             answer = self._expired_instead(answer, retriever, where)
         refusal = message("answer.refusal", answer.language)
         if answer.refused and answer.text.startswith(refusal):  # not an expired page's refusal: that names it
-            searched = f"{self._searched(where, answer.language)}{self._elsewhere(retriever, question, where, answer)}"
+            searched = f"{self._searched(where, answer.language)}{self._elsewhere(retriever, question, where, answer.language)}"
             answer.text = f"{refusal} {searched}{answer.text[len(refusal):]}"
         answer.latency_ms = (time.perf_counter() - started) * 1000
         log.info("ask", answer_id=answer.answer_id, refused=answer.refused, top_score=round(answer.top_score, 3),
