@@ -124,15 +124,16 @@ def test_ask_help_names_every_json_field():
 
 
 def test_the_terminal_shows_plain_text_not_markdown():
-    """Issue 28/23: ``minerva ask`` printed ``**100 seats**``; links read as their label (a mail link with its
-    address), numbered steps and code blocks stay as written."""
+    """Issue 28/23: ``minerva ask`` printed ``**100 seats**``; links read as their label with the address after it
+    (a newcomer's terminal dropped the form's address that was the answer), numbered steps and code blocks stay
+    as written."""
     from bot.cli.render_text import render_answer_text
     from knowledge.types import Answer
 
     text = ("Up to **100 seats** per [customer](https://wiki.example/plans.md) [1]\n\n"
             "> 2. Email [the team](mailto:team@example.com) _today_\n```\nuv run **kwargs\n```")
     shown = render_answer_text(Answer("id", "q", False, text))
-    assert shown.splitlines()[0] == "Up to 100 seats per customer [1]"
+    assert shown.splitlines()[0] == "Up to 100 seats per customer (https://wiki.example/plans.md) [1]"
     assert "> 2. Email the team (team@example.com) today" in shown and "uv run **kwargs" in shown
 
 
