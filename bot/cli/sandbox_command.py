@@ -1,6 +1,6 @@
 """`minerva sandbox`: try the Slack bot on your own pages in a fake Slack workspace on this machine.
 
-    minerva sandbox [--thumbs-down] [--channel ID] [--separate] [--ask-expert ANSWER] [--home] QUESTION…
+    minerva sandbox [--thumbs-down] [--report] [--channel ID] [--separate] [--ask-expert ANSWER] [--home] QUESTION…
     minerva sandbox --replicas 2 [--database-url URL] [--thumbs-down] QUESTION…
 
 The questions are asked in one thread (the later ones as follow-ups) as signed Slack events, and what the bot
@@ -27,6 +27,8 @@ def register(cli: click.Group) -> None:
 @click.command()
 @click.argument("questions", nargs=-1, required=True)
 @click.option("--thumbs-down", is_flag=True, help="Click 👎 on each answer and show the private reason picker.")
+@click.option("--report", is_flag=True, help="Click \"Report a wrong answer\" on each answer and show the private "
+                                             "confirmation.")
 @click.option("--channel", metavar="ID", default="CSANDBOX", show_default=True,
               help="Ask in this channel: one of your config's `channels:` ids applies its settings (collections, "
                    "private replies, experts, language).")
@@ -42,8 +44,8 @@ def register(cli: click.Group) -> None:
               help="With --replicas: the PostgreSQL database they share (default: MINERVA_DATABASE_URL or "
                    "database.url; `minerva db local` starts one). Their answers and votes stay in it.")
 @click.pass_context
-def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, channel: str, separate: bool,
-            ask_expert: str | None, show_home: bool, replicas: int, database_url: str | None) -> None:
+def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, report: bool, channel: str,
+            separate: bool, ask_expert: str | None, show_home: bool, replicas: int, database_url: str | None) -> None:
     """Ask the Slack bot QUESTIONS in a fake Slack workspace on this machine and print what Slack would show.
 
     No Slack app or token is needed: each question is sent as a signed mention (the later ones as follow-ups in
@@ -58,8 +60,8 @@ def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, c
     obj = ctx.obj
     if replicas == 1 and database_url:
         raise click.UsageError("--database-url is for --replicas 2 or more (one replica uses a throwaway store)")
-    if replicas > 1 and (channel != "CSANDBOX" or separate or ask_expert is not None or show_home):
-        raise click.UsageError("--channel, --separate, --ask-expert and --home are for one replica")
+    if replicas > 1 and (channel != "CSANDBOX" or separate or ask_expert is not None or show_home or report):
+        raise click.UsageError("--channel, --separate, --ask-expert, --home and --report are for one replica")
     shared = _shared_database(obj, database_url, replicas) if replicas > 1 else None
     if current_generation(obj.home) is None:
         click.echo(f"warning: no index in {index_root(obj.home)} yet: run `minerva ingest` first, or every answer "
@@ -73,7 +75,7 @@ def sandbox(ctx: click.Context, questions: tuple[str, ...], thumbs_down: bool, c
         try:
             asyncio.run(run(KnowledgeBase(obj.settings, obj.home), obj.settings, list(questions),
                             thumbs_down=thumbs_down, channel=channel, separate=separate, expert_answer=ask_expert,
-                            home=show_home))
+                            home=show_home, report=report))
         except TimeoutError as exc:
             raise click.ClickException(str(exc)) from exc
         return

@@ -23,12 +23,17 @@ async def test_the_sandbox_asks_in_one_thread_and_shows_what_slack_would(sample_
     out = io.StringIO()
 
     await run(sample_kb, sample_settings, ["what's the webhook timeout?", "and for retries?"], thumbs_down=True,
-              out=out)
+              out=out, report=True)
 
     shown = out.getvalue()
     assert shown.count("### you: @minerva") == 2 and shown.count("[👍] [👎]") == 2
     assert "seconds" in shown.split("### you clicked")[0]  # the first answer, as Slack renders it
     assert "[Outdated] [Wrong] [Incomplete] [Not what I asked]" in shown  # the private reason picker
+    # a newcomer could not try "Report a wrong answer" offline
+    from knowledge.messages import message
+
+    assert shown.count("### you clicked Report a wrong answer; only you see:") == 2
+    assert message("flag.thanks") in shown
 
 
 async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(sample_kb, sample_settings):

@@ -36,6 +36,7 @@ from aiohttp.test_utils import TestServer
 from bot.cli.sandbox.replicas import Cluster, Replica, start_replicas, stop_replicas
 from bot.cli.sandbox.signing import button_click, event_envelope, mention_event, signed_request_headers
 from bot.cli.sandbox.slack_api import FakeSlack
+from bot.slack.blocks import REPORT_WRONG_ACTION
 
 SECRET = "sandbox-signing-secret"
 CHANNEL, USER = "CSANDBOX", "USANDBOX"
@@ -118,7 +119,7 @@ def _down_value(answer: dict) -> str:
 
 async def run(kb, settings, questions: list[str], *, thumbs_down: bool, out: TextIO = sys.stdout,
               channel: str = CHANNEL, separate: bool = False, expert_answer: str | None = None,
-              home: bool = False) -> None:
+              home: bool = False, report: bool = False) -> None:
     """Starts the fake Slack and the app in this process, asks ``questions`` in one thread, prints every reply.
 
     Args:
@@ -132,6 +133,7 @@ async def run(kb, settings, questions: list[str], *, thumbs_down: bool, out: Tex
         expert_answer: escalate the first reply and answer it with this text as the expert (the config's,
             else `STAND_IN_EXPERT`), then ask the first question again.
         home: print the asker's App Home tab at the end.
+        report: also click "Report a wrong answer" on each answer and print the private confirmation.
 
     Raises:
         TimeoutError: the bot posted no reply within `REPLY_SECONDS`.
@@ -159,7 +161,7 @@ async def run(kb, settings, questions: list[str], *, thumbs_down: bool, out: Tex
         try:
             async with aiohttp.ClientSession() as session:
                 talk = _Talk(fake, session, str(server.make_url(EVENTS_PATH)), settings, channel, out)
-                first = await talk.ask_all(questions, thumbs_down=thumbs_down, separate=separate)
+                first = await talk.ask_all(questions, thumbs_down=thumbs_down, separate=separate, report=report)
                 if expert_answer is not None and first is not None:
                     await talk.escalate(first, expert_answer)
                     await talk.ask_all(questions[:1], thumbs_down=False, separate=True)
@@ -191,8 +193,10 @@ class _Talk:
         (*_, call) = await self.fake.wait_for(method, count=before + 1, timeout=REPLY_SECONDS)
         return call["body"]
 
-    async def ask_all(self, questions: list[str], *, thumbs_down: bool, separate: bool) -> dict | None:
-        """Asks ``questions`` (one thread unless ``separate``); returns the first reply."""
+    async def ask_all(self, questions: list[str], *, thumbs_down: bool, separate: bool,
+                      report: bool = False) -> dict | None:
+        """Asks ``questions`` (one thread unless ``separate``); returns the first reply. ``thumbs_down`` and
+        ``report`` click 👎 and "Report a wrong answer" on each reply and print what only the asker sees."""
         thread, first = None, None
         method = "chat.postEphemeral" if self.private else "chat.postMessage"
         for question in questions:
@@ -210,6 +214,11 @@ class _Talk:
                 await _post(self.session, self.url, _thumbs_down(answer, f"{ts}1", self.fake.response_url("vote")))
                 picker = await self._next("chat.postEphemeral", private)
                 print("\n### you clicked 👎; only you see:\n" + render(picker), file=self.out)
+            if report and (button := _button(answer, REPORT_WRONG_ACTION)) is not None:
+                private = len(self.fake.calls_to("chat.postEphemeral"))
+                await self._click(answer | {"ts": f"{ts}1"}, REPORT_WRONG_ACTION, button["value"], USER)
+                thanks = await self._next("chat.postEphemeral", private)
+                print("\n### you clicked Report a wrong answer; only you see:\n" + render(thanks), file=self.out)
         return first
 
     async def escalate(self, reply: dict, text: str) -> None:
