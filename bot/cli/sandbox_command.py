@@ -26,7 +26,8 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @click.argument("questions", nargs=-1, required=True)
-@click.option("--thumbs-down", is_flag=True, help="Click 👎 on each answer and show the private reason picker.")
+@click.option("--thumbs-down", is_flag=True, help="Click 👎 on each answer, show the private reason picker and "
+                                                  "click its \"Wrong\".")
 @click.option("--report", is_flag=True, help="Click \"Report a wrong answer\" on each answer and show the private "
                                              "confirmation.")
 @click.option("--channel", metavar="ID", default="CSANDBOX", show_default=True,

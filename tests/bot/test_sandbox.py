@@ -34,6 +34,8 @@ async def test_the_sandbox_asks_in_one_thread_and_shows_what_slack_would(sample_
 
     assert shown.count("### you clicked Report a wrong answer; only you see:") == 2
     assert message("flag.thanks") in shown
+    assert shown.count("### you clicked Wrong; only you see:") == 2  # a reason, as the 👎 picker offers
+    assert message("vote_reason.thanks", label="Wrong") in shown
 
 
 async def test_the_sandbox_tries_a_channels_settings_an_expert_and_the_home_tab(sample_kb, sample_settings):

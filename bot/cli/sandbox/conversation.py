@@ -196,7 +196,8 @@ class _Talk:
     async def ask_all(self, questions: list[str], *, thumbs_down: bool, separate: bool,
                       report: bool = False) -> dict | None:
         """Asks ``questions`` (one thread unless ``separate``); returns the first reply. ``thumbs_down`` and
-        ``report`` click 👎 and "Report a wrong answer" on each reply and print what only the asker sees."""
+        ``report`` click 👎 (then its "Wrong" reason) and "Report a wrong answer" on each reply and print what only
+        the asker sees."""
         thread, first = None, None
         method = "chat.postEphemeral" if self.private else "chat.postMessage"
         for question in questions:
@@ -214,6 +215,7 @@ class _Talk:
                 await _post(self.session, self.url, _thumbs_down(answer, f"{ts}1", self.fake.response_url("vote")))
                 picker = await self._next("chat.postEphemeral", private)
                 print("\n### you clicked 👎; only you see:\n" + render(picker), file=self.out)
+                await self._reason(picker, "wrong")
             if report and (button := _button(answer, REPORT_WRONG_ACTION)) is not None:
                 private = len(self.fake.calls_to("chat.postEphemeral"))
                 await self._click(answer | {"ts": f"{ts}1"}, REPORT_WRONG_ACTION, button["value"], USER)
@@ -265,6 +267,19 @@ class _Talk:
         view = (await self._next("views.publish", before))["view"]
         view = json.loads(view) if isinstance(view, str) else view
         print("\n### you open Minerva's Home tab:\n" + render(view), file=self.out)
+
+    async def _reason(self, picker: dict, reason: str) -> None:
+        """Clicks the ``reason`` button of the private 👎 picker and prints the confirmation that replaces it
+        (sent to the click's ``response_url``, as Slack does)."""
+        from bot.slack.vote_reasons import VOTE_REASON_ACTION
+
+        button = _button(picker, f"{VOTE_REASON_ACTION}:{reason}")
+        if button is None:
+            return
+        before = len(self.fake.calls_to("response_url"))
+        await self._click(picker | {"ts": picker.get("ts") or self._ts()}, button["action_id"], button["value"], USER)
+        thanks = await self._next("response_url", before)
+        print(f"\n### you clicked {button['text']['text']}; only you see:\n" + render(thanks), file=self.out)
 
     async def _click(self, message: dict, action_id: str, value: str, user: str) -> None:
         payload = button_click(value, message=message, message_ts=message.get("ts") or self._ts(), user=user,
