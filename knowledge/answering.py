@@ -30,7 +30,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.markdown_tree import alert_as_label
+from knowledge.markdown_tree import WEB_LINK, alert_as_label
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
@@ -75,8 +75,6 @@ _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\
 #: An opening bracket of a link with no closing one before the text ends: the chunk ended inside the link.
 _CUT_LINK = regex.compile(r"\s*\[[^\]\n]*$")
 _LEAD_MARK = regex.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-#: A Markdown link to a web address (not an image): kept in a direct answer (`_linked`).
-_WEB_LINK = regex.compile(r"(?<!!)\[[^\]\n]+\]\(https?://[^)\s]+\)")
 #: Words around a link that only say "go there": a unit with nothing else besides its links is a pointer.
 _POINTER_WORDS = frozenset(
     "see also refer to for more further details detail information info instructions here are is the this that page "
@@ -893,9 +891,9 @@ def _linked(unit: Unit, raw: str) -> str | None:
     """A sentence or list item with its web links kept as Markdown (``[form](https://…)``; Slack shows them as
     links, `bot.slack.blocks.to_mrkdwn`), as a quote keeps them; None when it has none. "Ask your manager via the
     printing quota form." lost the address that was the answer (a newcomer's page)."""
-    if unit.kind not in (SENTENCE, ITEM) or not _WEB_LINK.search(raw[unit.start:unit.end]):
+    if unit.kind not in (SENTENCE, ITEM) or not WEB_LINK.search(raw[unit.start:unit.end]):
         return None
-    return _LEAD_MARK.sub("", tidy(" ".join(unquoted(raw[unit.start:unit.end]).split())), count=1)
+    return _LEAD_MARK.sub("", _as_written(raw, unit), count=1)
 
 
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
@@ -1016,6 +1014,11 @@ def _closed(code: str) -> str:
     return code.rstrip() + "\n" + lines[0][:fence.end()]
 
 
+def _as_written(text: str, unit: Unit) -> str:
+    """A sentence or item of ``text`` with its Markdown (links, bold), tidied, on one line, without ">" markers."""
+    return tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
+
+
 def _render(text: str, unit: Unit) -> str:
     """A unit as quoted text: Markdown kept for sentences (links, bold), bullets for items, rows as text."""
     if unit.kind == ROW:
@@ -1024,7 +1027,7 @@ def _render(text: str, unit: Unit) -> str:
         # dedented: a tab's or an admonition's code is indented four spaces, and Slack reads a fence only at a
         # line's start
         return _closed(_FENCE_ATTRIBUTES.sub(r"\1", textwrap.dedent(text[unit.start:unit.end]), count=1))
-    raw = tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
+    raw = _as_written(text, unit)
     if unit.kind == ITEM:  # numbered steps keep their number; bullets become "•"
         return raw if regex.match(r"^\d{1,3}[.)]\s", raw) else "• " + regex.sub(r"^[-*+•]\s+", "", raw)
     return raw

@@ -338,3 +338,8 @@ def alert_as_label(text: str) -> str:
     """``text`` with a leading GitHub alert marker read as its word: ``[!WARNING] Never print …`` → ``Warning: Never
     print …`` (a newcomer's reply showed the marker as written)."""
     return _ALERT.sub(lambda m: f"{m.group(1)}{m.group(2).capitalize()}: ", text, count=1)
+
+
+#: A Markdown link to a web address (not an image), its label and address as groups 1 and 2: a direct answer
+#: keeps such links (`knowledge.answering`), the terminal prints "label (address)" (`bot.cli.render_text`).
+WEB_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")

@@ -201,6 +201,9 @@ def sync(
         return _saved(home, report)
 
 
+#: How a sync warning about a page's ignored ``owner`` goes on after the page's doc id (`minerva doctor` counts them).
+OWNER_IGNORED = ": front matter owner "
+
 #: Sync reports kept under {home}/sync-reports (oldest removed first).
 KEEP_REPORTS = 100
 
@@ -248,7 +251,7 @@ def _sync_file(file: SourceFile, source, settings, chunker, old, documents, new_
     if parsed.metadata.get("owner") and not doc["owner"]:  # never a channel name or a broadcast
         instead = ("the collection's owner is told instead" if source.owner else
                    "no one is told about this page (its source has no `owner` either)")
-        report.warnings.append(f"{file.doc_id}: front matter owner {str(parsed.metadata['owner'])[:80]!r} is not a "
+        report.warnings.append(f"{file.doc_id}{OWNER_IGNORED}{str(parsed.metadata['owner'])[:80]!r} is not a "
                                f"Slack user or user group id (U…, W…, S…, or <@U…>): ignored, {instead}")
     if (old and doc["date_source"] == "front matter" and old.get("body_hash") not in (None, doc["body_hash"])
             and old.get("date_source") == "front matter" and old["last_modified"] == doc["last_modified"]):

@@ -149,11 +149,11 @@ def _skipped_at_last_sync(home: Path, doc_ids: set[str]) -> list[dict]:
 def _ignored_owners(home: Path, source: str) -> list[str]:
     """Doc ids of ``source`` whose front matter ``owner`` the newest sync ignored (an email or a name, not a Slack
     id: `knowledge.sync` warns); a newcomer's `owner: jane.doe@…` passed `doctor` with no word."""
-    from knowledge.sync import latest_sync_report
+    from knowledge.sync import OWNER_IGNORED, latest_sync_report
 
     warnings = latest_sync_report(home).get("warnings", [])
-    return [w.split(": front matter owner", 1)[0] for w in warnings
-            if isinstance(w, str) and w.startswith(f"{source}:") and ": front matter owner " in w]
+    return [w.split(OWNER_IGNORED, 1)[0] for w in warnings
+            if isinstance(w, str) and w.startswith(f"{source}:") and OWNER_IGNORED in w]
 
 
 def _source_checks(settings, home: Path) -> list[Check]:

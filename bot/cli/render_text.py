@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from knowledge.messages import message
+from knowledge.markdown_tree import WEB_LINK
 from knowledge.sentences import readable
 from knowledge.types import Answer, Citation
 
@@ -36,10 +37,6 @@ def _source_line(c: Citation, language: str, badge: str = "") -> str:
     return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated}{badge})"
 
 
-#: A Markdown link to a web address: the terminal shows "label (address)", as the sandbox shows Slack's link.
-_WEB_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-
-
 def plain(text: str) -> str:
     """``text`` as a terminal shows it: each line's Markdown emphasis and links read as words (`readable`: the
     label, and the address of a mail link; a web link's address in brackets after it), its bullet or number
@@ -58,5 +55,5 @@ def plain(text: str) -> str:
             out.append(line)
             continue
         lead, rest = _INDENT.match(body).groups()
-        out.append(quote + lead + readable(_WEB_LINK.sub(r"\1 (\2)", rest)))
+        out.append(quote + lead + readable(WEB_LINK.sub(r"\1 (\2)", rest)))
     return "\n".join(out)
