@@ -4,7 +4,9 @@ A Markdown body is cut at its headings (found with markdown-it-py, so a ``#`` in
 a heading). Each section keeps its heading path for the citation. A section over the budget is split
 between paragraphs, and a paragraph over the budget between words, with up to ``overlap_tokens`` repeated
 at the start of the next piece (fewer when the next paragraph leaves less room, so no chunk exceeds the
-budget). Sections under ``min_tokens`` are merged into the following one so a bare heading never becomes
+budget). A code block is one paragraph; one over the budget is cut between lines, each piece closing its
+fence and the next opening it again, so every chunk reads as the page does (issue 23: a piece that opened
+inside an example was read as prose and quoted flattened). Sections under ``min_tokens`` are merged into the following one so a bare heading never becomes
 a chunk of its own.
 """
 
@@ -17,7 +19,7 @@ import regex
 from markdown_it import MarkdownIt
 
 from config import ChunkingConfig
-from knowledge.markdown_tree import inline_text, parse_blocks
+from knowledge.markdown_tree import FENCE, fence_after, inline_text, parse_blocks
 
 # One token per CJK character, per word otherwise: close enough to MiniLM word pieces to keep a chunk
 # inside the model's window without loading its tokenizer here.
@@ -27,6 +29,11 @@ _MD_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 _MARKDOWN = MarkdownIt("commonmark")
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
+#: How much larger than an equal share a piece of a long code block may grow: lines do not divide evenly, and
+#: an exact share would leave a remainder of a line or two as one more piece.
+CODE_PIECE_SLACK = 1.2
+#: What opens a piece that continues the one before (read by `knowledge.continuation`).
+CONTINUED = "…"
 
 
 #: Bumped whenever the chunking code changes its output, or what parsing derives per document (3: language
@@ -39,10 +46,11 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 #: anywhere in a path (``docs/v2/pricing.md``) makes a version family, `knowledge.versions`; 13: PyMdown block fences
 #: ``/// type | title`` … ``///`` are dropped, their content kept; 14: a heading's name is read as the page's
 #: Markdown tree reads it, `knowledge.markdown_tree`: no ``{#anchor}`` attribute list, emphasis marker or link
-#: syntax in a section's name); part of every document's chunker
+#: syntax in a section's name; 15: a code block is one paragraph, cut between lines with its fence closed and
+#: opened again, and an overlap never starts inside one); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 14
+CHUNKER_VERSION = 15
 
 
 @dataclass(frozen=True)
@@ -156,31 +164,126 @@ def _merge_small(sections: list, min_tokens: int) -> list:
 
 
 def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
-    """Split a section into pieces of <= max_tokens, preferring paragraph boundaries."""
+    """Split a section into pieces of <= max_tokens, preferring paragraph boundaries; a code block is one
+    paragraph, and one over the budget is cut between lines with its fence closed and opened again
+    (`_split_code`), so every piece is Markdown a parser reads as the page does."""
     if count_tokens(text) <= max_tokens:
         return [text]
     units: list[tuple[str, str]] = []  # (what joins it to the unit before, the unit)
     # Word-cut pieces leave room for the overlap (+1 for its "…" marker) that the next piece starts with,
     # but keep at least half the budget so a large overlap cannot shred a paragraph into single words.
     word_budget = max(1, max_tokens // 2, max_tokens - overlap - 1) if overlap else max_tokens
-    for para in _PARAGRAPH_BREAK.split(text):
-        if count_tokens(para) > max_tokens:
-            cut = _split_words(para, word_budget)
-            units.extend([("\n\n", cut[0][1]), *cut[1:]])
-        else:
-            units.append(("\n\n", para))
+    for sep, para, code in _paragraphs(text):
+        if count_tokens(para) <= max_tokens:
+            units.append((sep, para))
+            continue
+        cut = _split_code(para, word_budget) if code else _split_words(para, word_budget)
+        units.extend([(sep, cut[0][1]), *cut[1:]])
     pieces, current = [], []
     for sep, unit in units:
         if current and count_tokens(_joined(current + [(sep, unit)])) > max_tokens:
             pieces.append(_joined(current))
-            # the overlap shrinks so that overlap + "…" + unit stays within the budget
+            # the overlap shrinks so that overlap + "…" + unit stays within the budget; after a code block the
+            # marker alone: a few lines of an example out of their block read as prose
             room = min(overlap, max_tokens - count_tokens(unit) - 1)
-            tail = _tail(pieces[-1], room) if room > 0 else ""
+            tail = "" if room <= 0 else CONTINUED if FENCE.match(pieces[-1].rsplit("\n", 1)[-1]) else _tail(pieces[-1], room)
             current = [("", tail)] if tail else []
+            sep = "\n\n" if tail == CONTINUED else sep  # the marker alone is a paragraph of its own
         current.append((sep, unit))
     if current:
         pieces.append(_joined(current))
     return [p.strip() for p in pieces if p.strip()]
+
+
+def _paragraphs(text: str) -> list[tuple[str, str, bool]]:
+    """``(separator before it, paragraph, is code)`` of ``text`` in order: runs of lines between blank lines, a
+    code block being a paragraph of its own ("\n" before it and after it when no blank line parts it from its
+    text) whose blank lines do not end it: an indented block (markdown-it's reading) or a fenced one at any
+    indentation (an aside's, a tab's or a list item's example: ``???+ example`` right above a fence makes
+    markdown-it read the fence as the aside's paragraph, as MkDocs does not)."""
+    lines = text.split("\n")
+    code = {k for tok in _MARKDOWN.parse(text) if tok.type == "code_block" and tok.map for k in range(*tok.map)}
+    opened = None
+    for k, line in enumerate(lines):
+        after = fence_after(opened, line)
+        if opened or after:
+            code.add(k)
+        opened = after
+    out: list[tuple[str, str, bool]] = []
+    current: list[str] = []
+    sep, in_code = "\n\n", False  # what parts the current run from the one before; whether it is code
+    for k, line in enumerate(lines):
+        inside = k in code
+        if not line.strip() and not inside:  # a blank line ends a run
+            if current:
+                out.append((sep, "\n".join(current), in_code))
+            current, sep = [], "\n\n"
+            continue
+        if current and inside != in_code:  # code right after its text, or text right after code
+            out.append((sep, "\n".join(current), in_code))
+            current, sep = [], "\n"
+        current.append(line)
+        in_code = inside
+    if current:
+        out.append((sep, "\n".join(current), in_code))
+    return out
+
+
+def _split_code(block: str, max_tokens: int) -> list[tuple[str, str]]:
+    """Cut an over-long paragraph holding code between lines, each piece within ``max_tokens``: a piece that ends
+    inside a fenced block gets its closing fence and the next opens it again (with its language), so no piece
+    starts or ends inside code. A line over the budget alone is cut between words (`_split_words`).
+
+    Returns:
+        ``(separator, piece)`` as `_split_words` does (a blank line between pieces of one block: an indented
+        fence after the next piece's "…" would otherwise continue its paragraph)."""
+    fences = [line for line in block.split("\n") if FENCE.match(line)]
+    if any(count_tokens(f"{line}\n{_closing_fence(line)}") > max_tokens
+           or count_tokens(f"{_language_fence(line)}\n{_closing_fence(line)}") > max_tokens // 2 for line in fences):
+        return _split_words(block, max_tokens)  # a budget a fence's own lines nearly fill: no room to repair
+    # pieces of about equal size: filling each to the budget left the last line or two of an example alone
+    # (a quote showed "#> id=1 children=[…]" under its lead-in, the code that printed it in another chunk)
+    pieces_needed = -(-count_tokens(block) // max_tokens)
+    max_tokens = min(max_tokens, int(count_tokens(block) / pieces_needed * CODE_PIECE_SLACK) + 1)
+    pieces: list[str] = []
+    current: list[str] = []
+    opened: str | None = None  # the opening fence line of the block the last line of ``current`` is in
+
+    def closed(lines: list[str], state: str | None) -> list[str]:
+        return lines + [_closing_fence(state)] if state else lines
+
+    def fits(lines: list[str], state: str | None) -> bool:
+        return count_tokens("\n".join(closed(lines, state))) <= max_tokens
+
+    def reopened() -> list[str]:
+        return [_language_fence(opened)] if opened else []
+
+    for line in block.split("\n"):
+        if current and not fits(current + [line], fence_after(opened, line)):
+            pieces.append("\n".join(closed(current, opened)))
+            current = reopened()
+        if not fits(current + [line], opened) and not FENCE.match(line) and line.strip():  # one line over the budget
+            room = max(1, max_tokens - count_tokens("\n".join(closed(current, opened))))
+            *whole, line = [words for _, words in _split_words(line, room)]
+            for words in whole:
+                pieces.append("\n".join(closed(current + [words], opened)))
+                current = reopened()
+        current.append(line)
+        opened = fence_after(opened, line)
+    if current:
+        pieces.append("\n".join(current))
+    return [("" if i == 0 else "\n\n", piece) for i, piece in enumerate(pieces)]
+
+
+def _language_fence(opened: str) -> str:
+    """An opening fence line with its language only, without attributes (``{test="skip"}``)."""
+    fence = FENCE.match(opened)
+    return fence.group(1) + fence.group(2) + (fence.group(3).strip().split(" ") or [""])[0]
+
+
+def _closing_fence(opened: str) -> str:
+    fence = FENCE.match(opened)
+    return fence.group(1) + fence.group(2)
 
 
 def _joined(units: list[tuple[str, str]]) -> str:
@@ -224,4 +327,9 @@ def _tail(text: str, n_tokens: int) -> str:
     if len(spans) <= n_tokens:
         return text
     starts = [k for k in range(len(spans) - n_tokens, len(spans)) if _breakable(text, spans, k)]
-    return "…" + text[spans[starts[0]][0]:] if starts else ""
+    tail = text[spans[starts[0]][0]:] if starts else ""
+    lines = tail.split("\n")
+    fences = [k for k, line in enumerate(lines) if FENCE.match(line)]
+    if fences:  # never from inside a code block: after its closing fence
+        tail = "\n".join(lines[fences[-1] + 1:]).lstrip()
+    return CONTINUED + tail if tail else ""

@@ -165,8 +165,38 @@ def parse_blocks(text: str) -> list[Block]:
 @lru_cache(maxsize=2048)
 def _parse(text: str) -> Parsed:
     env: dict = {}
-    tokens = _MD.parse(text, env)
+    tokens = _MD.parse(_blank_lines_indented(text), env)
     return Parsed(tuple(_read(tokens, env)), env)
+
+
+#: A code fence line (CommonMark §4.5): its indentation, the fence, its info string.
+FENCE = regex.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+
+
+def fence_after(opened: str | None, line: str) -> str | None:
+    """The opening fence line of the code block open after ``line``, given the one open before it (None: none).
+    A closing fence has the opening one's character, at least as many, and no info string (CommonMark §4.5)."""
+    fence = FENCE.match(line)
+    if fence is None:
+        return opened
+    if opened is None:
+        return line
+    first = FENCE.match(opened).group(2)
+    closes = fence.group(2)[0] == first[0] and len(fence.group(2)) >= len(first) and not fence.group(3).strip()
+    return None if closes else opened
+
+
+def _blank_lines_indented(text: str) -> str:
+    """``text`` with each blank line inside an indented fenced block given the fence's indentation: two blank
+    lines end an admonition for mdit-py-plugins, not for MkDocs, and an example with two blank lines between its
+    classes (PEP 8) inside ``??? example`` was read as code up to them and prose after. Lines keep their number."""
+    lines = text.split("\n")
+    opened = None
+    for k, line in enumerate(lines):
+        if opened and not line.strip():
+            lines[k] = FENCE.match(opened).group(1)
+        opened = fence_after(opened, line)
+    return "\n".join(lines)
 
 
 def _read(tokens: list[Token], env: dict) -> list[Block]:

@@ -24,8 +24,9 @@ from knowledge import markdown_tree as tree
 #: 8: no sentence end inside an open bracket or after an initialism before a number; 9: read from the
 #: Markdown tree, `knowledge.markdown_tree`: tabs, admonitions and HTML blocks are structure, not text;
 #: 10: a lead-in to a short block of commands is also embedded with the commands; 11: a quoted GitHub alert's
-#: marker reads as its word, "[!WARNING]" → "Warning:").
-UNITS_VERSION = 11
+#: marker reads as its word, "[!WARNING]" → "Warning:"; 12: an aside's example with two blank lines in it is
+#: one code block, and no chunk opens inside code, `knowledge.chunking`).
+UNITS_VERSION = 12
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -37,9 +38,6 @@ ANSWER_KINDS = (SENTENCE, ITEM, ROW)
 #: Most units per chunk embedded at ingest: a 200-token chunk rarely has more; bounds ingest cost.
 MAX_UNITS_PER_CHUNK = 24
 
-#: A fence line: only to tell whether a chunk opens inside a code block (`_continued_code`), which no parse of
-#: the chunk alone can know.
-_FENCE = regex.compile(r"^\s*(```|~~~)")
 #: A table line of a chunk that the chunker's cut left without its header and rule (a paragraph to markdown-it).
 _TABLE_LINE = regex.compile(r"^\s*\|.*\|\s*$")
 #: A chunk whose overlap ("…") starts on a tab's or an admonition's opening line (`knowledge.markdown_tree`).
@@ -125,8 +123,7 @@ def _units_of(text: str) -> tuple[Unit, ...]:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    skip = _continued_code(lines, text, units)
-    source = "\n" * skip + "\n".join(lines[skip:]) if skip else text
+    source = text
     if _CONTINUED_OPENING.match(source):  # the overlap's "…" before a tab or admonition: read the block
         source = " " + source[1:]
     parsed = tree.parse(source)
@@ -269,23 +266,6 @@ def _level(text: str, unit: Unit) -> int:
 def unquoted(text: str) -> str:
     """``text`` without blockquote markers at its lines' starts (a unit's raw Markdown inside a quote)."""
     return "\n".join(_QUOTE_MARKERS.sub("", line) for line in text.split("\n"))
-
-
-def _continued_code(lines: list[str], text: str, units: list[Unit]) -> int:
-    """How many lines reading skips: those up to the end of a code block the chunk opens inside of (the chunker's
-    "…" overlap continues a long block), kept as one partial code unit; else 0. Such a chunk holds an odd number
-    of fence lines, or a bare first one followed by one naming a language: a closing fence, which read as an
-    opening one would swallow the prose after it."""
-    fences = [k for k, line in enumerate(lines) if _FENCE.match(line)]
-    if not text.startswith("…") or not fences or lines[fences[0]].strip() not in ("```", "~~~"):
-        return 0
-    # the first fence closes when the fences are odd in number, or when the next one names a language (only an
-    # opening fence does): a chunk that also ends inside another block holds an even number
-    if len(fences) % 2 == 0 and not (len(fences) > 1 and lines[fences[1]].strip().lstrip("`~").strip()):
-        return 0
-    end = sum(len(line) + 1 for line in lines[:fences[0]]) + len(lines[fences[0]])
-    units.append(Unit(0, end, CODE, text[:end], partial=True))
-    return fences[0] + 1
 
 
 def _sentences(raw: str, start: int, quoted: bool, env: dict) -> list[Unit]:

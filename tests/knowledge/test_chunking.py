@@ -76,6 +76,8 @@ def test_split_pieces_start_with_the_end_of_the_previous_piece(real_pages):
             if not nxt.text.startswith("…"):
                 continue
             n_overlaps += 1
+            if nxt.text.startswith("…\n\n") and _ends_with_code(prev.text):
+                continue  # after an example the marker alone: a few of its lines out of their block read as prose
             # the piece opens with "…" and a suffix of the previous piece of at most overlap_tokens tokens
             # (0 readable tokens happens when the suffix is markup, e.g. "</summary>")
             tails = [prev.text[i:] for i in range(len(prev.text)) if nxt.text[1:].startswith(prev.text[i:])]
@@ -212,8 +214,9 @@ def test_a_long_paragraph_is_cut_between_words_never_inside_a_link(tmp_path, rea
     cut = []
     for path, doc in _parsed([*real_pages, tmp_path / "security-incidents.md"]):
         words = set(doc.body.split())
-        # a run without whitespace longer than a piece's budget (a table rule, a long URL) must be cut
-        too_long = [w for w in words if count_tokens(w) > cfg.max_tokens - cfg.overlap_tokens - 1]
+        # a run without whitespace longer than a piece's budget (a table rule, a long URL) must be cut; in code,
+        # the budget less its fence lines ("```console" and "```": 7 tokens)
+        too_long = [w for w in words if count_tokens(w) > cfg.max_tokens - cfg.overlap_tokens - 1 - 7]
         for chunk in chunk_document(doc.title, doc.body, cfg):
             cut += [(path.name, chunk.index, w) for w in chunk.text.lstrip("…").split()
                     if w not in words and not any(w in long for long in too_long)]
@@ -230,3 +233,52 @@ def test_a_section_is_named_as_a_reader_sees_its_heading():
 
     assert "Keyword arguments removed" in paths
     assert not [name for name in paths if "{#" in name or "{:" in name]
+
+
+def _ends_with_code(text: str) -> bool:
+    return text.rstrip().split("\n")[-1].lstrip().startswith(("```", "~~~"))
+
+
+def _open_fence_at_end(text: str):
+    """The fence line of the code block ``text`` ends inside of, else None (CommonMark §4.5 closing rules)."""
+    from knowledge.markdown_tree import fence_after
+
+    opened = None
+    for line in text.split("\n"):
+        opened = fence_after(opened, line)
+    return opened
+
+
+@needs_shared
+@pytest.mark.parametrize("cfg", [DEFAULT, ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5)],
+                         ids=["200-40", "50-10"])
+def test_no_chunk_starts_or_ends_inside_a_code_block(cfg):
+    """Pydantic's pages (both versions): a piece cut inside an example ("…height: float", the JSON schema printed
+    under "Example - JSON Schema" on the why page) was read as prose and quoted as one flattened line in a
+    Japanese asker's reply. Every chunk now closes each block it opens, and one that continues a block opens it
+    again with its language; only a page whose own fence is never closed may end inside one."""
+    pages = sorted((CORPUS / "pydantic-docs").rglob("*.md"))
+    ends_inside, continued, n_chunks = [], 0, 0
+    for path, doc in _parsed(pages):
+        if _open_fence_at_end(doc.body):
+            continue
+        for chunk in chunk_document(doc.title, doc.body, cfg):
+            n_chunks += 1
+            if _open_fence_at_end(chunk.text):
+                ends_inside.append((path.name, chunk.index))
+            continued += chunk.text.startswith("…") and "\n    ```python" in chunk.text[:40]
+
+    assert n_chunks > 1000
+    assert ends_inside == []
+    assert continued > 0  # the why page's schema example goes on in a piece of its own
+
+
+@needs_shared
+def test_a_long_example_is_cut_between_lines_with_its_fence_closed_and_opened_again():
+    doc, chunks = _chunks(CORPUS / "pydantic-docs" / "v2.13.4" / "why.md")
+    schema = [c for c in chunks if c.heading_path[-1] == "JSON Schema"]
+
+    first, second = (c for c in schema if "'$defs'" in c.text or c.text.startswith("…\n\n    ```python"))
+    assert first.text.rstrip().endswith("\n    ```")
+    assert second.text.startswith("…\n\n    ```python\n")
+    assert "print(Meeting.model_json_schema())" in first.text

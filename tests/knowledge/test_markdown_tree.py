@@ -126,3 +126,22 @@ def test_a_github_alert_marker_reads_as_its_word():
 
     assert units[0].display == "Warning: Never print customer data in logs."
     assert tidy("[!NOTE] Ask in #it first.") == "Note: Ask in #it first."
+
+
+@needs_shared
+def test_an_asides_example_with_two_blank_lines_in_it_is_one_code_block():
+    """Pydantic's dataclasses page: the ``??? example`` under "Validators and initialization hooks" puts two blank
+    lines between its classes (PEP 8). mdit-py-plugins ends an admonition at two blank lines, MkDocs does not: the
+    rest of the example was read as sentences, and a Korean asker's direct answer led with
+    "@model_validator(mode='before') @classmethod def before(cls, …"."""
+    from config import ChunkingConfig
+    from knowledge.chunking import chunk_document
+
+    page = PYDANTIC / "concepts" / "dataclasses.md"
+    doc = parse_document(page.read_text(encoding="utf-8"), "concepts/dataclasses.md")
+    chunk = next(c for c in chunk_document(doc.title, doc.body, ChunkingConfig()) if "class Birth" in c.text)
+    units = split_units(chunk.text)
+
+    assert not [u for u in units if u.kind == SENTENCE and ("@dataclass" in u.display or "@model_validator" in u.display)]
+    code = next(u for u in units if u.kind == CODE_UNIT and "class Birth" in u.display)
+    assert "def after(self)" in code.display

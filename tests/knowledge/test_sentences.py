@@ -31,20 +31,6 @@ def test_grounding_and_page_cleaning_split_as_units_do():
         "Or mail {{ site.email }} today."]
 
 
-def test_a_continued_chunk_whose_next_block_names_a_language_opens_inside_code():
-    """Pydantic's fields page: a chunk opens inside an example ("…height: float"), closes it with a bare fence,
-    then opens another block that the chunk's end cuts off: four fences, the code read as sentences and shown
-    flattened in a direct answer ("@computed_field @property def volume(self) …")."""
-    text = ("…height: float\n    depth: float\n\n    @computed_field\n    def volume(self) -> float:\n"
-            "        return self.width * self.height\n```\n\n1. If not specified, the method becomes a property.\n\n"
-            "Here's an example:\n\n```python\nfrom pydantic import BaseModel\nclass Box(BaseModel):\n    width: float\n")
-
-    units = split_units(text)
-
-    assert [u.kind for u in units] == [CODE, ITEM, SENTENCE, CODE]
-    assert units[0].partial and "def volume" in units[0].display
-
-
 @pytest.mark.parametrize("text, expected", [
     ("Use a chat tool, e.g. Slack, for quick questions. Email takes 2 days.",
      ["Use a chat tool, e.g. Slack, for quick questions.", "Email takes 2 days."]),
