@@ -41,6 +41,7 @@ _RAISED = "true: 2025 lowered the 18F billable expectation from 90 % (36 h) to 8
 #: reading both pages.
 JUDGEMENTS: dict[tuple[str, str, str, str, str], tuple[bool, str]] = {
     (*_TOCK, "36 hours", "32 hours", "So for most people"): (True, _RAISED),
+    (*_TOCK, "36 billable hours", "32 billable hours", "Working more than"): (True, _RAISED),
     (*_TOCK, "90%", "80%", "Then you’ll need to spend"): (True, _RAISED + " (partial weeks)"),
     (*_TOCK, "90%", "80%", "For 18F, if you’re an individual"): (True, _RAISED),
     (*_TOCK, "10%", "20%", "That leaves up to 10%"): (True, "true: non-billable allowance rose from 10 % to 20 %"),

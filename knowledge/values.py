@@ -102,6 +102,12 @@ _SHORT_UNITS = {"s", "h", "min", "hr", "sec"}  # only right after a digit: "30s"
 CURRENCIES: dict[str, str] = {"$": "money", "USD": "money", "€": "money:eur", "EUR": "money:eur",
                               "£": "money:gbp", "GBP": "money:gbp", "¥": "money:jpy", "JPY": "money:jpy",
                               "₹": "money:inr", "INR": "money:inr", "CHF": "money:chf"}
+#: One or two words naming a kind of days, weeks or hours before the unit ("10 paid sick days", "20 vacation
+#: days", "4 comp hours"): the amount is of that allowance. Never a word that changes the amount ("2 more days",
+#: "3 extra weeks") or a preposition ("2 of the days").
+_NAMED_DAYS = (r"(?:(?!(?:of|the|a|an|to|in|on|for|and|or|per|each|every|at|by|from|with|than|after|before|"
+               r"more|less|fewer|extra|additional|other|these|those|such|consecutive)\b)[a-z]+\s+){1,2}"
+               r"(?=(?:days?|weeks?|hours?)\b)")
 _SIGNS = "".join(regex.escape(c) for c in CURRENCIES if len(c) == 1)
 _CODES = "|".join(c for c in CURRENCIES if len(c) == 3)
 _AMOUNT = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
@@ -118,7 +124,7 @@ _VALUE = regex.compile(
     r"(?P<rtime>second|sec|s|minute|min|hour|hr|h|day)s?\b)"
     r"|\s*(?P<rshort>rps|rpm|qps)\b"
     r"|(?P<pct>\s?%)"
-    r"|[\s-]?(?P<unit>" + "|".join(regex.escape(u) for u in _UNIT_WORDS) + r")\b"
+    r"|[\s-]?(?:(?P<named>" + _NAMED_DAYS + r"))??(?P<unit>" + "|".join(regex.escape(u) for u in _UNIT_WORDS) + r")\b"
     r"|\s(?P<count>" + "|".join(COUNT_NOUNS) + r")\b))",
     regex.IGNORECASE,
 )
@@ -170,7 +176,8 @@ class Value:
         position: the value's place among the values of its sentence, from 0.
         period_open: True when the unit's "per …" qualifiers come from the label or column header the value
             follows and name no time period ("Price per user: €60"): a table often leaves the period to the
-            page ("billed monthly"), so the value also compares with the same unit per a period (`comparable`).
+            page ("billed monthly"), so the value also compares with the same unit per a period (`comparable`);
+            also for a named allowance with no period ("10 paid sick days", "12 … per year" on another page).
     """
 
     kind: str
@@ -473,7 +480,8 @@ def _value(m: regex.Match, sentence: str, statement: str, left: int, right: int,
         sentence=sentence,
         statement=statement,
         row=row,
-        period_open=bool(labelled) and not PERIODS & set(labelled),
+        # a named allowance without a period ("10 paid sick days") is one per some period the page leaves unsaid
+        period_open=(bool(labelled) and not PERIODS & set(labelled)) or bool(m.group("named") and not per and not labelled),
     )
 
 
@@ -536,7 +544,7 @@ def _mask(sentence: str, matches: list[regex.Match], cjk: list[regex.Match] = ()
     unit as written ("N seconds", "N%", "$N", "N일")."""
     spans = []
     for m in matches:
-        unit = m.group("unit") or m.group("count") or m.group("rate") or m.group("rshort") or ""
+        unit = (m.group("named") or "") + (m.group("unit") or m.group("count") or m.group("rate") or m.group("rshort") or "")
         sign = _currency(m) if m.group("money") or m.group("money2") else ""
         label = (f"{sign}N" if m.group("money") and len(sign) == 1 else f"{sign} N" if m.group("money")
                  else f"N {sign}" if m.group("money2")

@@ -147,8 +147,8 @@ def test_changed_values_finds_the_handbook_update():
     old, new = ((HANDBOOK / s / "tools/tock.md").read_text(encoding="utf-8") for s in ("2021-12", "2025-02"))
     changes = {(a.text, b.text, a.row) for a, b in changed_values(old, new)}
     assert {("36 hours", "32 hours", ""), ("90%", "80%", ""), ("10%", "20%", ""), ("36 hours", "32 hours", "5 days"),
-            ("1 hours", "1.5 hours", "1 days")} <= changes
-    assert all(a != b for a, b, _ in changes) and len(changes) == 13
+            ("1 hours", "1.5 hours", "1 days"), ("36 billable hours", "32 billable hours", "")} <= changes
+    assert all(a != b for a, b, _ in changes) and len(changes) == 14
 
 
 # --- finder ----------------------------------------------------------------------------------------------
@@ -312,3 +312,54 @@ def test_cli_contradictions_prints_json(sample_kb, sample_home, embedder, monkey
     assert result.exit_code == 0, result.output
     (line,) = result.stdout.splitlines()
     assert {json.loads(line)["value_a"], json.loads(line)["value_b"]} == {"30 seconds", "60 seconds"}
+
+
+#: A newcomer's two pages: one states the sick days with words between the number and "days" and no period, the
+#: other per year. The value reader took no amount with words between the number and its unit, so no warning.
+SICK_DAYS = {
+    "leave.md": """---
+title: Leave policy
+---
+# Leave policy
+
+## Sick leave
+
+Every full-time employee gets 10 paid sick days. Tell your manager the same morning if you are ill.
+""",
+    "benefits.md": """---
+title: Benefits overview
+---
+# Benefits overview
+
+## Time off
+
+Full-time employees accrue 12 paid sick days per year. Unused sick days do not roll over.
+""",
+}
+
+
+def test_a_named_allowance_stated_with_and_without_its_period_is_found(tmp_path, embedder):
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs", SICK_DAYS)
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path / "home",
+                       embedder=embedder)
+    kb.sync()
+
+    found = find_contradictions(kb.index(), embedder)
+
+    assert {(c.value_a, c.value_b) for c in found} & {("10 paid sick days", "12 paid sick days"),
+                                                      ("12 paid sick days", "10 paid sick days")}
+
+
+def test_words_between_a_number_and_its_unit_name_an_allowance_never_a_relative_amount():
+    stated = {text: [(v.text, v.unit, v.period_open) for v in extract_values(text)] for text in (
+        "Every employee gets 10 paid sick days.", "Approval takes 3 business days.", "It took 2 more days.",
+        "Of the 5 days, 2 of the days are remote.")}
+
+    assert stated == {
+        "Every employee gets 10 paid sick days.": [("10 paid sick days", "duration", True)],
+        "Approval takes 3 business days.": [("3 business days", "business_days", False)],
+        "It took 2 more days.": [],
+        "Of the 5 days, 2 of the days are remote.": [("5 days", "duration", False)],
+    }
