@@ -131,7 +131,7 @@ class _Candidate:
 
 
 def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, *, language: str = "en",
-                   term_weights: dict[str, float] | None = None) -> Answer:
+                   term_weights: dict[str, float] | None = None, related_cosine: float | None = None) -> Answer:
     """Choose passages by confidence band, pick the direct answer and build the reply.
 
     Args:
@@ -142,6 +142,8 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         language: language code of the question, recorded on the answer.
         term_weights: the question's BM25 tokens → idf (`Retriever.term_weights`), for lexical evidence;
             None = tokens weigh the same.
+        related_cosine: a best-sentence cosine (``evidence["unit_cosine"]``, on the index model's scale) from
+            which a refusal still offers a page (`refusal_with_closest`); None = by score alone.
 
     Returns:
         An Answer; ``refused`` when no candidate reaches ``cfg.low``.
@@ -157,7 +159,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
         language=language,
     )
     if not pool:
-        return refusal_with_closest(answer, candidates, cfg.low) if candidates else answer
+        return refusal_with_closest(answer, candidates, cfg.low, related_cosine) if candidates else answer
     weights = _weights(question, term_weights)
     ranked = _cite(answer, pool, high, weights, cfg, relative)
     model = current_model()
@@ -165,7 +167,7 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     answer.reader = dict(zip(ANSWER_FEATURES, (round(v, 4) for v in row)))
     answer.confidence = float(model.answer.prob(row)[0])
     if answer.confidence < model.refuse or not answer.passages:
-        return refusal_with_closest(answer, candidates, cfg.low)
+        return refusal_with_closest(answer, candidates, cfg.low, related_cosine)
     answer.low_confidence = answer.confidence < model.low or answer.passages[0].confidence != CONFIDENCE_HIGH
     answer.high_confidence = not answer.low_confidence and answer.confidence >= model.high
     answer.low_confidence_reason = _low_reason(answer) if answer.low_confidence else ""
@@ -184,14 +186,18 @@ def _low_reason(answer: Answer) -> str:
     return message("answer.reason_weak", answer.language)
 
 
-def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float) -> Answer:
+def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float,
+                         related_cosine: float | None = None) -> Answer:
     """``answer`` as the plain refusal, offering the two closest pages of ``candidates`` (best first) as links
-    when they score at least half the low-confidence cut-off ``low`` (below that they are unrelated: a lasagna
-    recipe's "closest" pages were a changelog and an office page): the asker may read them, and nothing is
-    quoted as if it answered."""
+    when they score at least half the low-confidence cut-off ``low``, or when one of their sentences is as close
+    in meaning as ``related_cosine`` (below both they are unrelated: a lasagna recipe's "closest" pages were a
+    changelog and an office page): the asker may read them, and nothing is quoted as if it answered. A reworded
+    question shares no word with its page ("How much vacation do I get?" for "annual leave": score 0.04, best
+    sentence at cosine 0.54) and was refused with no page at all."""
     closest, seen = [], set()
     for p in candidates:
-        if p.doc_id not in seen and len(closest) < 2 and p.score >= low / 2:
+        near = p.score >= low / 2 or (related_cosine is not None and p.evidence.get("unit_cosine", -1.0) >= related_cosine)
+        if p.doc_id not in seen and len(closest) < 2 and near:
             seen.add(p.doc_id)
             closest.append({"title": p.title, "url": p.url, "collection": p.collection})
     refused = _refusal(answer, message("answer.refusal", answer.language))

@@ -21,6 +21,7 @@ from config import Settings, SourceConfig
 from knowledge import crosslingual, onnx_encoder
 from knowledge.answering import compose_answer, reader_inputs, refuse_expired
 from knowledge.embedding import Embedder, EmbeddingCache, SentenceTransformerEmbedder, load_embedder
+from knowledge.embedding_profiles import model_cosine
 from knowledge.errors import IndexIncompatible, IndexNotBuilt, QuestionInvalid
 from knowledge.index import LoadedIndex, current_generation, load_generation
 from knowledge.language import detect_language
@@ -38,6 +39,12 @@ RELOAD_RETRY_SECONDS = 10.0
 
 #: Candidates retrieved per question before the confidence bands pick what to quote.
 ANSWER_CANDIDATES = 10
+
+#: A refusal still offers a page one of whose sentences is this close to the question (MiniLM's scale, converted
+#: per model with `model_cosine`): off-topic questions' best sentence on the real corpora and a newcomer's pages
+#: reached 0.10–0.17 (a lasagna recipe, the 2018 world cup, a dog at the office), the reworded "How much vacation
+#: do I get?" 0.54 on the annual-leave page it shares no word with.
+RELATED_COSINE = 0.4
 
 
 class KnowledgeBase:
@@ -277,7 +284,7 @@ class KnowledgeBase:
         candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0])
         terms = retriever.term_weights(question_tokens(question))
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
-                                term_weights=terms)
+                                term_weights=terms, related_cosine=model_cosine(self.settings.embedding.model, RELATED_COSINE))
         if answer.refused or retriever.only_on_expired_pages(terms, where):
             answer = self._expired_instead(answer, retriever, where)
         refusal = message("answer.refusal", answer.language)

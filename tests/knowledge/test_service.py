@@ -155,3 +155,34 @@ def test_a_refusal_in_a_collection_limited_channel_says_where_else_pages_answer(
     assert answer.refused
     assert message("answer.elsewhere", "en", collections="plans") in answer.text
     assert "may answer it" not in everywhere.text  # no collection left out: nothing to point at
+
+
+LEAVE_PAGE = """---
+title: Annual Leave Policy
+---
+# Annual Leave Policy
+
+## Entitlement
+
+Every full-time employee receives 20 days of annual leave per calendar year. Part-time employees receive
+leave pro rata.
+
+## Carry-over
+
+You may carry over up to 5 days of unused annual leave into the next year.
+"""
+
+
+def test_a_refusal_of_a_reworded_question_offers_the_page_it_shares_no_word_with(tmp_path, sample_settings, embedder):
+    """A newcomer's first hour: "How much vacation do I get?" on their leave page (no word in common) was refused
+    with no closest page; the page's best sentence is close in meaning (MiniLM cosine 0.54). An off-topic
+    question still gets none."""
+    from tests.conftest import written_kb
+
+    kb = written_kb(tmp_path, {"annual-leave.md": LEAVE_PAGE}, sample_settings, embedder)
+
+    vacation = kb.ask("How much vacation do I get?")
+    lasagna = kb.ask("What's a good lasagna recipe?")
+
+    assert vacation.refused and [c["title"] for c in vacation.closest] == ["Annual Leave Policy"]
+    assert lasagna.refused and lasagna.closest == []
