@@ -22,7 +22,7 @@ import html
 import importlib
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import structlog
 
@@ -294,8 +294,22 @@ def _status_panel(summaries: dict) -> str:
     body = []
     for name, summary in sorted(summaries.items()):
         scalars = {k: v for k, v in summary.items() if isinstance(v, (str, int, float, bool)) or v is None}
-        body.append([name, "; ".join(f"{k}: {_num(v) if isinstance(v, float) else v}" for k, v in scalars.items())])
+        body.append([name, "; ".join(f"{k.replace('_', ' ')}: {_status_value(v)}" for k, v in scalars.items())])
     return _table(["job", "status"], body)
+
+
+def _status_value(value) -> str:
+    """A job summary's value as a reader wants it: a number rounded, a timestamp as its UTC minute
+    ("since: 2026-09-06T06:25:32.342676+00:00" read as noise in a newcomer's first report)."""
+    if isinstance(value, float):
+        return _num(value)
+    if isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        return stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if stamp.tzinfo else value
+    return str(value)
 
 
 # --- data helpers --------------------------------------------------------------------------------------
