@@ -30,7 +30,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.markdown_tree import WEB_LINK, alert_as_label
+from knowledge.markdown_tree import WEB_LINK, alert_as_label, squash_spaces
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
@@ -887,7 +887,7 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         # Restarting section's "Run these commands from a bastion host:" as if one paragraph said both
         apart = k > 0 and (direct[k - 1].passage, direct[k - 1].section) != (c.passage, c.section)
         if text:
-            text += "\n" if listed or own_line or apart else " "
+            text += "\n" if listed or own_line or apart else _gap(text)
         text += piece
         own_line = listed or shown.endswith("```")  # what follows a bullet or a command starts a new line
     return text
@@ -935,6 +935,8 @@ def _shown(c: _Candidate, units: list[Unit], raw: str | None = None) -> str:
     the sentence only leads to it. ``raw``: the passage's text, to keep the unit's web links (`_linked`)."""
     text = (raw is not None and _linked(c.unit, raw)) or tidy(c.unit.display)
     body = commands_after(units, c.position)
+    if body is not None and c.unit.kind == HEADING:  # a section of commands only: its heading leads to them
+        text = text.rstrip(":") + ":"
     if body is not None:
         return f"{text}\n```\n{body}\n```"  # no language name: Slack would show it as the first line
     return text
@@ -1022,7 +1024,7 @@ def _closed(code: str) -> str:
 
 def _as_written(text: str, unit: Unit) -> str:
     """A sentence or item of ``text`` with its Markdown (links, bold), tidied, on one line, without ">" markers."""
-    return tidy(" ".join(unquoted(text[unit.start:unit.end]).split()))
+    return tidy(squash_spaces(unquoted(text[unit.start:unit.end])))
 
 
 def _render(text: str, unit: Unit) -> str:
@@ -1050,9 +1052,15 @@ def _join(text: str, units: list[Unit], picked: list[int]) -> str:
             piece = regex.sub(r"^1(?=[.)])", str(ordinal), piece, count=1)
         same_paragraph = (previous is not None and previous == i - 1 and units[i].kind == units[previous].kind == "sentence"
                           and "\n\n" not in text[units[previous].end:units[i].start])
-        out += (" " if same_paragraph else ("\n" if out else "")) + piece
+        out += (_gap(out) if same_paragraph else ("\n" if out else "")) + piece
         previous = i
     return out.strip()
+
+
+def _gap(before: str) -> str:
+    """What goes between a sentence and the next of its paragraph: a space, but none after a Chinese-Japanese
+    full stop (。！？), which Japanese writes without one ("認められません。 普通車…" read as a typo)."""
+    return "" if before.rstrip().endswith(("。", "！", "？")) else " "
 
 
 _NUMBERED = regex.compile(r"^([ \t]*)(\d{1,3})[.)]\s")

@@ -169,6 +169,7 @@ def _parse(text: str) -> Parsed:
     return Parsed(tuple(_read(tokens, env)), env)
 
 
+_AFTER_CJK_STOP = regex.compile(r"(?<=[。！？]) ")
 #: A code fence line (CommonMark §4.5): its indentation, the fence, its info string.
 FENCE = regex.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 
@@ -326,7 +327,13 @@ def inline_text(markdown: str | Token, env: dict | None = None) -> str:
                 out[start:] = [contact]
             elif contact and contact.lower() not in "".join(out[start:]).lower():
                 out.append(f" ({contact})")
-    return " ".join("".join(out).split())
+    return squash_spaces("".join(out))
+
+
+def squash_spaces(text: str) -> str:
+    """``text`` with each run of whitespace as one space, and none after a Chinese-Japanese full stop (。！？): a
+    line a Japanese page wraps after one is no space in the sentence ("休業します。 Pro の P1" read as a typo)."""
+    return _AFTER_CJK_STOP.sub("", " ".join(text.split()))
 
 
 def _inline_tokens(text: str, env: dict | None) -> list[Token]:

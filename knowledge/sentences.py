@@ -12,7 +12,8 @@ Markdown tables become readable text (``Plan: Team · Price: $12``) because Slac
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import regex
@@ -25,8 +26,10 @@ from knowledge import markdown_tree as tree
 #: Markdown tree, `knowledge.markdown_tree`: tabs, admonitions and HTML blocks are structure, not text;
 #: 10: a lead-in to a short block of commands is also embedded with the commands; 11: a quoted GitHub alert's
 #: marker reads as its word, "[!WARNING]" → "Warning:"; 12: an aside's example with two blank lines in it is
-#: one code block, and no chunk opens inside code, `knowledge.chunking`).
-UNITS_VERSION = 12
+#: one code block, and no chunk opens inside code, `knowledge.chunking`; 13: no space after a Japanese full stop
+#: where the page wraps a line, `knowledge.markdown_tree.squash_spaces`; a heading over a section of commands only
+#: is their lead-in and embedded with them).
+UNITS_VERSION = 13
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -81,6 +84,9 @@ class Unit:
             becomes ``header: cell · header: cell``; code keeps its fences.
         partial: True when the unit is the cut-off end of a sentence from the previous chunk (the chunker's
             overlap) or is cut at the chunk's end: never shown as the start of a quote or as an answer.
+        leads_commands: for a heading, True when its section is only a short block of commands ("## Restarting
+            the API" over a ``kubectl … rollout restart`` block): the heading is then that block's lead-in, and
+            with it an answer (`answerable`, `commands_after`).
     """
 
     start: int
@@ -88,6 +94,7 @@ class Unit:
     kind: str
     display: str
     partial: bool = False
+    leads_commands: bool = False
 
     @property
     def answerable(self) -> bool:
@@ -95,6 +102,8 @@ class Unit:
         with at least a few words (3 Latin words or 6 CJK characters; a list item 2 words or 4 CJK characters: an
         item is one member of what its list enumerates, "firewall rules" among a runbook's causes). A link
         reference definition (``[cgeform]: https://…``) is no unit at all: the tree reads it into links."""
+        if self.kind == HEADING and self.leads_commands:  # a newcomer's "How do I restart the API?"
+            return True
         if self.kind not in ANSWER_KINDS or self.partial:
             return False
         words, cjk = (2, 4) if self.kind == ITEM else (3, 6)
@@ -143,7 +152,7 @@ def _units_of(text: str) -> tuple[Unit, ...]:
             units += _cut_table(lines[block.first:block.last], start, parsed.env)
         else:
             units += _sentences(text[start:end], start, block.quoted, parsed.env)
-    return tuple(_mark_partial([u for u in units if u.display], text))
+    return tuple(_headings_over_commands(_mark_partial([u for u in units if u.display], text)))
 
 
 def sentences_of(text: str) -> list[str]:
@@ -192,15 +201,32 @@ def embedding_inputs(text: str) -> list[tuple[Unit, str]]:
     return out
 
 
+def _headings_over_commands(units: list[Unit]) -> list[Unit]:
+    """``units`` with each heading whose section is only a short block of commands marked ``leads_commands``: such a
+    section has no sentence to find it by or to show, so its commands were never an answer."""
+    out = list(units)
+    for i, unit in enumerate(units[:-1]):
+        after = units[i + 2] if i + 2 < len(units) else None
+        if unit.kind == HEADING and _command_block(units[i + 1]) and (after is None or after.kind == HEADING):
+            out[i] = replace(unit, leads_commands=True)
+    return out
+
+
+def _command_block(unit: Unit) -> bool:
+    """Whether ``unit`` is a short fenced block of commands or settings (`COMMAND_BLOCK_CHARS`, `_COMMAND_FENCE`)."""
+    return unit.kind == CODE and len(unit.display) <= COMMAND_BLOCK_CHARS and bool(_COMMAND_FENCE.match(unit.display))
+
+
 def commands_after(units: list[Unit], i: int) -> str | None:
     """The body (no fences) of the short block of commands or settings that ``units[i]`` introduces ("Run these
     commands from a bastion host:" + a shell block, at most `COMMAND_BLOCK_CHARS`), else None. Such a unit is
     embedded (`embedding_inputs`), read (`knowledge.answering.unit_features`) and shown with its block: the
     command is the answer, the sentence only leads to it."""
     after = units[i + 1] if i + 1 < len(units) else None
-    if (after is not None and after.kind == CODE and len(after.display) <= COMMAND_BLOCK_CHARS
-            and _INTRODUCES_CODE.search(units[i].display) and _COMMAND_FENCE.match(after.display)):
-        return _COMMAND_FENCE.sub("", after.display.strip(), count=1).rstrip("`~ \n")
+    if (after is not None and _command_block(after)
+            and (_INTRODUCES_CODE.search(units[i].display) or units[i].leads_commands)):
+        # dedented: a tab's or an aside's block is indented four spaces in the page
+        return textwrap.dedent(_COMMAND_FENCE.sub("", after.display, count=1)).strip().rstrip("`~ \n")
     return None
 
 

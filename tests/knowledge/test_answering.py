@@ -998,3 +998,42 @@ def test_a_direct_answer_keeps_the_web_link_that_is_the_answer():
     assert "<https://forms.example.com/print-quota|printing quota form>" in to_mrkdwn(direct)
     assert "printing quota form (https://forms.example.com/print-quota)" in plain(direct)
     assert "./printers.md" not in to_mrkdwn(direct) + plain(direct)
+
+
+def test_japanese_sentences_of_a_direct_answer_run_on_without_a_space(sample_kb):
+    """A newcomer's Japanese expense page: "認められません。 普通車指定席を…" — Japanese puts no space after 。."""
+    answer = sample_kb.ask("Teamプランのサポートって土日もやってる？")
+    shown = "\n".join([answer.direct_answer, *answer.quotes])
+
+    assert "。 " not in shown.replace("。 [", "").replace("。 ```", "")
+
+
+RUNBOOK_WITH_A_COMMANDS_ONLY_SECTION = """---
+title: On-call Runbook
+---
+# On-call Runbook
+
+The primary on-call engineer must acknowledge a page within **15 minutes**.
+
+## Restarting the API
+
+```bash
+kubectl -n prod rollout restart deployment/api
+kubectl -n prod rollout status deployment/api
+```
+
+## Handover
+
+On-call shifts change every Monday at 10:00 KST. Write a handover note in #oncall before you hand over.
+"""
+
+
+def test_a_section_made_only_of_commands_answers_with_its_heading_as_lead_in(tmp_path, sample_settings, embedder):
+    """A newcomer's runbook: "How do I restart the API?" was answered with the Handover section at low confidence;
+    the "Restarting the API" section holds only its commands, so no sentence of it could be found or shown."""
+    kb = written_kb(tmp_path, {"oncall-runbook.md": RUNBOOK_WITH_A_COMMANDS_ONLY_SECTION}, sample_settings, embedder)
+
+    answer = kb.ask("How do I restart the API?")
+
+    assert answer.direct_answer.startswith("Restarting the API:\n```\nkubectl -n prod rollout restart deployment/api")
+    assert answer.citations[0].heading.endswith("Restarting the API")
