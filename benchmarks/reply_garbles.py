@@ -16,7 +16,8 @@ Counted per garble: replies with at least one, and up to ``--examples`` of them 
 - ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover, a PyMdown
   block's ``///`` fence;
 - ``empty_parentheses``: ``()`` or ``( )`` outside code, where a removed link or tag left a hole;
-- ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it;
+- ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it (or after the
+  lead-in that follows it: a tab's label "pip:" under "To install … along with Pydantic:");
 - ``repeated_sentence``: a sentence (≥ 6 words) said twice: in the direct answer and a quote below, or twice in
   the direct answer;
 - ``abbreviation_cut``: a piece ending on "e.g." / "i.e." / "vs." / "cf." followed by a citation mark or the
@@ -101,10 +102,20 @@ def garbles(answer, question: dict) -> dict[str, str]:
         match = pattern.search(prose)
         if match:
             found[name] = prose[max(0, match.start() - 40):match.end() + 20].replace("\n", " ⏎ ")
-    lines = [line.strip() for line in answer.direct_answer.splitlines() if line.strip()]
+    lines, in_code = [], False
+    for line in answer.direct_answer.splitlines():
+        if line.strip().startswith("```"):
+            in_code = not in_code
+            lines.append("```")
+        elif line.strip() and not in_code:  # a comment in code ("# with the `email` extra:") is no lead-in
+            lines.append(re.sub(r"\s*\[\d+\]$", "", line.strip()))
+
+    def followed(i: int) -> bool:  # by its items or code, or by a lead-in that is (a tab's label "pip:")
+        after = lines[i + 1] if i + 1 < len(lines) else ""
+        return bool(re.match(r"^(?:•|-|\d+[.)]|```)", after)) or (after.endswith(":") and followed(i + 1))
+
     for i, line in enumerate(lines):
-        bare = re.sub(r"\s*\[\d+\]$", "", line)
-        if bare.endswith(":") and (i + 1 == len(lines) or not re.match(r"^(?:•|-|\d+[.)]|```)", lines[i + 1])):
+        if line.endswith(":") and not followed(i):
             found.setdefault("colon_without_list", line[-80:])
     quoted = _flat(" ".join(answer.quotes))
     direct = _flat(answer.direct_answer)
