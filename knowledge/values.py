@@ -108,6 +108,10 @@ CURRENCIES: dict[str, str] = {"$": "money", "USD": "money", "€": "money:eur", 
 _NAMED_DAYS = (r"(?:(?!(?:of|the|a|an|to|in|on|for|and|or|per|each|every|at|by|from|with|than|after|before|"
                r"more|less|fewer|extra|additional|other|these|those|such|consecutive)\b)[a-z]+\s+){1,2}"
                r"(?=(?:days?|weeks?|hours?)\b)")
+#: Any other plural noun right after a number counts what it names ("3 devices", "5 laptops"): values compare only
+#: with the same noun (unit "count:devices"), so two pages' "up to 3 devices" and "a maximum of 5 devices" meet.
+#: Never a word that is an adverb or a unit's neighbour ("2 times", "3 others").
+_PLURAL_NOUN = r"(?!(?:times|others|ones|ways|things|cases|items|steps|pieces|parts|kinds|types|sets|pairs)\b)[a-z]{3,}s"
 _SIGNS = "".join(regex.escape(c) for c in CURRENCIES if len(c) == 1)
 _CODES = "|".join(c for c in CURRENCIES if len(c) == 3)
 _AMOUNT = r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
@@ -125,7 +129,7 @@ _VALUE = regex.compile(
     r"|\s*(?P<rshort>rps|rpm|qps)\b"
     r"|(?P<pct>\s?%)"
     r"|[\s-]?(?:(?P<named>" + _NAMED_DAYS + r"))??(?P<unit>" + "|".join(regex.escape(u) for u in _UNIT_WORDS) + r")\b"
-    r"|\s(?P<count>" + "|".join(COUNT_NOUNS) + r")\b))",
+    r"|\s(?P<count>" + "|".join(COUNT_NOUNS) + r"|" + _PLURAL_NOUN + r")\b))",
     regex.IGNORECASE,
 )
 #: "per week", "a pay period", "/month", "each day" after a value: part of the unit ("3 days a week").

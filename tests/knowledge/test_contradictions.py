@@ -363,3 +363,14 @@ def test_words_between_a_number_and_its_unit_name_an_allowance_never_a_relative_
         "It took 2 more days.": [],
         "Of the 5 days, 2 of the days are remote.": [("5 days", "duration", False)],
     }
+
+
+def test_two_pages_counting_one_thing_differently_disagree_whatever_the_noun():
+    """A newcomer's IT FAQ said "up to 3 devices", their device policy "a maximum of 5 devices": `ask` quoted both
+    without a warning, since only a fixed list of nouns ("seats", "users", …) made a number a count."""
+    pairs = passage_conflicts("Each employee can register up to 3 devices for single sign-on.",
+                              "Employees may register a maximum of 5 devices with Okta single sign-on.")
+
+    assert [(a.text, b.text, a.unit) for a, b in pairs] == [("3 devices", "5 devices", "count:devices")]
+    assert [v.text for v in extract_values("Run the job 3 times, then wait.")] == []
+    assert passage_conflicts("We have 3 offices in Europe.", "Each office seats 5 people.") == []
