@@ -30,7 +30,7 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.markdown_tree import WEB_LINK, alert_as_label, squash_spaces
+from knowledge.markdown_tree import WEB_LINK, alert_as_label, resolve_links, squash_spaces
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
@@ -358,7 +358,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     else:  # one source's units together, in the order the sources are cited
         direct.sort(key=lambda c: numbers[passages[c.passage].doc_id])
     answer.direct_answer = _direct_text(direct, units, [numbers[p.doc_id] for p in passages], weights,
-                                        [p.text for p in passages])
+                                        [p.text for p in passages], [p.url for p in passages])
     answer.answered_from = sorted({passages[c.passage].doc_id for c in direct}, key=numbers.get)
     quoted: set[str] = set()  # what earlier quotes showed, loosely (`_same_text`)
     for i, p in enumerate(passages):
@@ -369,7 +369,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         # four-line answer buried it (a newcomer's first question)
         quote = evidence_quote(p.text, units[i], _quote_center(units[i], said, best_in.get(i, 0)),
                                cfg.max_quote_chars, said=said) if i < cfg.max_passages else ""
-        answer.quotes.append(quote)
+        answer.quotes.append(resolve_links(quote, p.url))
         flat = " ".join(quote.casefold().split())
         quoted.update(t for u in units[i] if u.answerable and (t := _same_text(u.display)) and t in flat)
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
@@ -857,17 +857,18 @@ def _chunk_index(p: Passage) -> int:
 
 
 def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: list[int],
-                 weights: dict[str, float], texts: list[str]) -> str:
+                 weights: dict[str, float], texts: list[str], urls: list[str] | None = None) -> str:
     """The direct answer as text: each unit (`_shown`, a long list item cut to its sentences that hold the
     question's words, `_gist`), and after the last of a run of units from one source its citation number (a
     "[1]" after every sentence was noise); sentences run on, list items and table rows (of an answer of several
     units) go on lines of their own behind a bullet, or their step number, as in the quotes (Slack showed "max
     replicas too low [1] too low value for requests such as CPU? [1]" as one run-on line), and so does a unit
-    of another section than the one before it. ``texts``: each passage's text, where the list markers are."""
+    of another section than the one before it. ``texts``: each passage's text, where the list markers are;
+    ``urls``: each passage's page address, that its relative links resolve against (`resolve_links`)."""
     text, own_line = "", False
     direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
     for k, c in enumerate(direct):
-        shown = _shown(c, units[c.passage], texts[c.passage])
+        shown = _shown(c, units[c.passage], texts[c.passage], urls[c.passage] if urls else "")
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
         if shown.endswith(":") and not _followed_by_next(direct, k):
@@ -893,13 +894,14 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     return text
 
 
-def _linked(unit: Unit, raw: str) -> str | None:
+def _linked(unit: Unit, raw: str, url: str = "") -> str | None:
     """A sentence or list item with its web links kept as Markdown (``[form](https://…)``; Slack shows them as
-    links, `bot.slack.blocks.to_mrkdwn`), as a quote keeps them; None when it has none. "Ask your manager via the
-    printing quota form." lost the address that was the answer (a newcomer's page)."""
-    if unit.kind not in (SENTENCE, ITEM) or not WEB_LINK.search(raw[unit.start:unit.end]):
+    links, `bot.slack.blocks.to_mrkdwn`), as a quote keeps them, and its links relative to its page made absolute
+    against the page's address ``url`` (`resolve_links`); None when it has none. "Ask your manager via the printing
+    quota form." lost the address that was the answer (a newcomer's page)."""
+    if unit.kind not in (SENTENCE, ITEM) or not WEB_LINK.search(resolve_links(raw[unit.start:unit.end], url)):
         return None
-    return _LEAD_MARK.sub("", _as_written(raw, unit), count=1)
+    return _LEAD_MARK.sub("", resolve_links(_as_written(raw, unit), url), count=1)
 
 
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
@@ -928,12 +930,12 @@ def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS
     return ("… " if i > 0 else "") + " ".join(parts[i:j]) + (" …" if j < len(parts) else "")
 
 
-def _shown(c: _Candidate, units: list[Unit], raw: str | None = None) -> str:
+def _shown(c: _Candidate, units: list[Unit], raw: str | None = None, url: str = "") -> str:
     """A direct-answer unit as shown: tidied, with the code block right after it when the unit introduces
     one ("To resize the volume run:", "run this with your namespace replaced") and the block is short
     (`knowledge.sentences.COMMAND_BLOCK_CHARS`) and holds commands or configuration: the command is the answer,
     the sentence only leads to it. ``raw``: the passage's text, to keep the unit's web links (`_linked`)."""
-    text = (raw is not None and _linked(c.unit, raw)) or tidy(c.unit.display)
+    text = (raw is not None and _linked(c.unit, raw, url)) or tidy(c.unit.display)
     body = commands_after(units, c.position)
     if body is not None and c.unit.kind == HEADING:  # a section of commands only: its heading leads to them
         text = text.rstrip(":") + ":"

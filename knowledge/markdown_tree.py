@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 import regex
 from markdown_it import MarkdownIt
@@ -380,3 +380,17 @@ def alert_as_label(text: str) -> str:
 #: A Markdown link to a web address (not an image), its label and address as groups 1 and 2: a direct answer
 #: keeps such links (`knowledge.answering`), the terminal prints "label (address)" (`bot.cli.render_text`).
 WEB_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+
+#: A Markdown link (not an image) whose target is neither a web address nor a mail or phone link: a path relative
+#: to its page ("expenses.md", "../tools/slack/") or an anchor in it ("#carry-over").
+_RELATIVE_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?!https?://|mailto:|tel:)([^)\s]+)\)")
+
+
+def resolve_links(markdown: str, page_url: str) -> str:
+    """``markdown`` with each link relative to its page made absolute against ``page_url`` (the page's own address,
+    from its source's ``url_base``): "See the [expense policy](expenses.md)" leads to the wiki's expense page
+    instead of losing its link in Slack (issue 23). Unchanged when ``page_url`` is no web address (a folder
+    without ``url_base``): Slack and the terminal then show the label."""
+    if not page_url.startswith(("http://", "https://")):
+        return markdown
+    return _RELATIVE_LINK.sub(lambda m: f"[{m.group(1)}]({urljoin(page_url, m.group(2))})", markdown)

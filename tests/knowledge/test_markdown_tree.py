@@ -145,3 +145,17 @@ def test_an_asides_example_with_two_blank_lines_in_it_is_one_code_block():
     assert not [u for u in units if u.kind == SENTENCE and ("@dataclass" in u.display or "@model_validator" in u.display)]
     code = next(u for u in units if u.kind == CODE_UNIT and "class Birth" in u.display)
     assert "def after(self)" in code.display
+
+
+def test_a_link_relative_to_its_page_leads_to_the_page_it_names():
+    """A newcomer's leave page: "See the [expense policy](expenses.md) …" was quoted without its link, though the
+    source's ``url_base`` says where the pages live (issue 23: relative links become absolute)."""
+    from knowledge.markdown_tree import resolve_links
+
+    page = "https://wiki.example/handbook/annual-leave.md"
+    text = "See the [expense policy](expenses.md), [carry-over](#carry-over) and ![chart](chart.png)."
+
+    assert resolve_links(text, page) == ("See the [expense policy](https://wiki.example/handbook/expenses.md), "
+                                         "[carry-over](https://wiki.example/handbook/annual-leave.md#carry-over) "
+                                         "and ![chart](chart.png).")
+    assert resolve_links(text, "annual-leave.md") == text  # no url_base: Slack shows the labels
