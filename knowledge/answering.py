@@ -984,15 +984,42 @@ def evidence_quote(text: str, units: list[Unit], center: int, max_chars: int, *,
         run.append(i)
         size += piece
     picked += run
+    heads: dict[int, str] = {}
     for i in after[:6] + [i for i in before[:len(run) + 1] if i not in run]:
         piece = len(_render(text, units[i]))
         if size + piece > max_chars:
+            if units[i].kind == CODE and i - 1 in picked and leads_in(units[i - 1]):
+                head = _code_head(_render(text, units[i]), max_chars - size)
+                if head:  # the example a quoted sentence introduces: its first lines, not a dangling colon
+                    heads[i] = head
+                    picked.append(i)
+                break
             if units[i].kind == CODE:
                 continue
             break
         picked.append(i)
         size += piece
-    return _join(text, units, sorted(picked))
+    return _join(text, units, sorted(picked), heads)
+
+
+#: Fewest lines of an example worth showing as its beginning (`_code_head`); fewer say nothing of it.
+CODE_HEAD_LINES = 3
+
+
+def _code_head(code: str, room: int) -> str | None:
+    """The first lines of a rendered code block ``code`` that fit in ``room`` characters, with "…" and its closing
+    fence, or None when fewer than `CODE_HEAD_LINES` fit. A long example after "…, you can catch and handle the
+    raised `ValidationError`:" was left out whole, and the quote ended on its colon."""
+    lines = code.split("\n")
+    fence, body = lines[0], lines[1:-1]
+    kept: list[str] = []
+    for line in body:
+        if len("\n".join([fence, *kept, line, "…", "```"])) > room:
+            break
+        kept.append(line)
+    if len([line for line in kept if line.strip()]) < CODE_HEAD_LINES:
+        return None
+    return "\n".join([fence, *kept, "…", lines[-1]])
 
 
 def _site_plumbing(text: str, unit: Unit) -> bool:
@@ -1043,12 +1070,13 @@ def _render(text: str, unit: Unit) -> str:
     return raw
 
 
-def _join(text: str, units: list[Unit], picked: list[int]) -> str:
-    """Rendered units in order: sentences of one paragraph joined by a space, others on their own line."""
+def _join(text: str, units: list[Unit], picked: list[int], rendered: dict[int, str] | None = None) -> str:
+    """Rendered units in order: sentences of one paragraph joined by a space, others on their own line;
+    ``rendered``: units shown otherwise than `_render` shows them (an example's first lines, `_code_head`)."""
     out = ""
     previous: int | None = None
     for i in picked:
-        piece = _render(text, units[i])
+        piece = (rendered or {}).get(i) or _render(text, units[i])
         ordinal = _lazy_ordinal(text, units, i)
         if ordinal is not None:
             piece = regex.sub(r"^1(?=[.)])", str(ordinal), piece, count=1)

@@ -1037,3 +1037,16 @@ def test_a_section_made_only_of_commands_answers_with_its_heading_as_lead_in(tmp
 
     assert answer.direct_answer.startswith("Restarting the API:\n```\nkubectl -n prod rollout restart deployment/api")
     assert answer.citations[0].heading.endswith("Restarting the API")
+
+
+def test_a_quoted_sentence_leading_to_a_long_example_shows_the_examples_first_lines():
+    """Pydantic's forward-annotations page: "…, you can catch and handle the raised `ValidationError` …:" was quoted
+    with its long example left out whole, the quote ending on the colon."""
+    text = ("You can catch and handle the raised error:\n\n```python\n" + "\n".join(f"line_{n} = {n}" for n in range(80))
+            + "\n```\n")
+    units = split_units(text)
+
+    quote = evidence_quote(text, units, 0, 300)
+
+    assert quote.startswith("You can catch and handle the raised error:\n```python\nline_0 = 0\n")
+    assert quote.endswith("\n…\n```") and len(quote) <= 300
