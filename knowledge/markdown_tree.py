@@ -381,16 +381,17 @@ def alert_as_label(text: str) -> str:
 #: keeps such links (`knowledge.answering`), the terminal prints "label (address)" (`bot.cli.render_text`).
 WEB_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 
-#: A Markdown link (not an image) whose target is neither a web address nor a mail or phone link: a path relative
-#: to its page ("expenses.md", "../tools/slack/") or an anchor in it ("#carry-over").
-_RELATIVE_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?!https?://|mailto:|tel:)([^)\s]+)\)")
+#: A Markdown link (not an image) to a path relative to its page ("expenses.md", "../tools/slack/#channels"): not a
+#: web address, a mail or phone link, or an anchor in the page itself ("#carry-over": the section's name says it).
+_RELATIVE_LINK = regex.compile(r"(?<!!)\[([^\]\n]+)\]\((?!https?://|mailto:|tel:|#)([^)\s]+)\)")
 
 
 def resolve_links(markdown: str, page_url: str) -> str:
     """``markdown`` with each link relative to its page made absolute against ``page_url`` (the page's own address,
     from its source's ``url_base``): "See the [expense policy](expenses.md)" leads to the wiki's expense page
-    instead of losing its link in Slack (issue 23). Unchanged when ``page_url`` is no web address (a folder
-    without ``url_base``): Slack and the terminal then show the label."""
+    instead of losing its link in Slack (issue 23). An anchor in the page itself stays as it is (Slack and the
+    terminal show its label: the section's name), and so does every link when ``page_url`` is no web address (a
+    folder without ``url_base``)."""
     if not page_url.startswith(("http://", "https://")):
         return markdown
     return _RELATIVE_LINK.sub(lambda m: f"[{m.group(1)}]({urljoin(page_url, m.group(2))})", markdown)
