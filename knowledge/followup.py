@@ -6,7 +6,7 @@ as "{earlier question} {follow-up}" they find the page the thread is about, and 
 move the answer to the part it asks for. A reply that says enough on its own (`is_elliptical` False) is
 asked as written: prefixing an unrelated earlier question would only blur it. A short reply can also change
 the subject ("what about the password length?" under a printer question): when the completed query's answer
-holds none of the reply's own content words while the reply asked alone is answered, it is answered alone
+holds none of the words the reply adds to the thread's question, it is answered alone, refused if need be
 (a newcomer's sandbox try answered it with the printer page, confidently).
 
 The earlier questions come from the feedback store (the caller reads them; no Slack API call).
@@ -74,10 +74,14 @@ def follow_up_query(question: str, earlier: Sequence[str]) -> str | None:
     return f"{context.strip()} {question.strip()}"
 
 
-def _speaks_to(answer: Answer, question: str) -> bool:
-    """True when the answer's direct answer or first quoted passages hold a content word of ``question``."""
+def _speaks_to(answer: Answer, question: str, context: str = "") -> bool:
+    """True when the answer's direct answer or first quoted passages hold a content word that ``question`` adds to
+    its thread's ``context`` question (all of its content words when it adds none): under "how many days of annual
+    leave can I carry over?", "what about sick leave?" asks about "sick", and an answer about carrying leave over
+    holds "leave" but says nothing of it (a newcomer's thread got the carry-over answer again)."""
     shown = " ".join([answer.direct_answer, *(p.text for p in answer.passages[:2])])
-    return bool(content_words(question) & set(tokenize(shown, bigrams=False)))
+    own = content_words(question)
+    return bool(((own - content_words(context)) or own) & set(tokenize(shown, bigrams=False)))
 
 
 def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> Answer:
@@ -102,9 +106,9 @@ def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> A
         return kb.ask(question, where=where)
     asked = validate_question(question, limit)
     answer = kb.ask(query, where=where)
-    if not _speaks_to(answer, question):  # perhaps a new subject, not a follow-up
-        alone = kb.ask(question, where=where)
-        if not alone.refused:
-            return alone
+    if not _speaks_to(answer, question, thread_context(earlier) or ""):  # a new subject, not a follow-up
+        # asked alone, even when that is refused: "What are the core hours?" under two leave questions was answered
+        # from the leave policy at low confidence, the page of the thread's subject, not of the question's
+        return kb.ask(question, where=where)
     answer.question, answer.language = asked, detect_language(asked)
     return answer

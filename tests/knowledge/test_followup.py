@@ -51,3 +51,19 @@ def test_a_short_reply_on_another_subject_is_answered_alone(sample_kb) -> None:
     assert answer.citations and answer.citations[0].doc_id == "runbooks:incident-response.md"
     follow_up = ask_in_thread(sample_kb, "and on Enterprise?", earlier)  # still the thread's subject
     assert "api:rate-limits.md" in [c.doc_id for c in follow_up.citations]
+
+
+def test_a_short_reply_on_a_subject_no_page_covers_is_refused_not_answered_from_the_threads_page(
+        tmp_path, sample_settings, embedder) -> None:
+    """A newcomer's thread: after two leave questions, "What are the core hours?" was answered from the leave
+    policy at low confidence, while asked alone it is refused. The reply adds "core" and "hours" to the thread's
+    question and the leave page says neither: it is a new subject."""
+    from knowledge.followup import ask_in_thread
+    from tests.conftest import written_kb
+    from tests.knowledge.test_service import LEAVE_PAGE
+
+    kb = written_kb(tmp_path, {"annual-leave.md": LEAVE_PAGE}, sample_settings, embedder)
+    earlier = ["How many days of annual leave can I carry over?"]
+
+    assert ask_in_thread(kb, "What are the core hours?", earlier).refused
+    assert not ask_in_thread(kb, "and for part-time staff?", earlier).refused  # the thread's subject still
