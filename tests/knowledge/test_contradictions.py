@@ -374,3 +374,39 @@ def test_two_pages_counting_one_thing_differently_disagree_whatever_the_noun():
     assert [(a.text, b.text, a.unit) for a, b in pairs] == [("3 devices", "5 devices", "count:devices")]
     assert [v.text for v in extract_values("Run the job 3 times, then wait.")] == []
     assert passage_conflicts("We have 3 offices in Europe.", "Each office seats 5 people.") == []
+
+
+DEVICES = {
+    "faq.md": """---
+title: IT FAQ
+---
+# IT FAQ
+
+## How many devices can I register?
+
+Each employee can register up to 3 devices for single sign-on. Passwords must be at least 14 characters.
+""",
+    "devices.md": """---
+title: Device Policy
+---
+# Device Policy
+
+Employees may register a maximum of 5 devices with Okta single sign-on. Lost devices must be reported to
+#it-help within 24 hours.
+""",
+}
+
+
+def test_the_job_finds_two_pages_counting_one_thing_differently(tmp_path, embedder):
+    """A newcomer's FAQ and device policy: `ask` warned "3 devices" against "5 devices", the daily job found nothing
+    (the chunks sit under the topic threshold; the statements at 0.76 under the model's 0.80)."""
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs", DEVICES)
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path / "home",
+                       embedder=embedder)
+    kb.sync()
+
+    found = find_contradictions(kb.index(), embedder)
+
+    assert {frozenset((c.value_a, c.value_b)) for c in found} == {frozenset(("3 devices", "5 devices"))}
