@@ -1,4 +1,4 @@
-"""structlog set-up: readable console lines in a terminal, JSON lines otherwise (production, CI).
+"""structlog set-up: readable console lines, JSON lines for a server outside a terminal or when asked for.
 
 Called once by the entry point (`bot.cli`); library code only asks for loggers. Both structlog's loggers and
 the standard library's (APScheduler, aiohttp's access log, slack-bolt) go through one handler on stderr with
@@ -23,14 +23,17 @@ NOISY = ("sentence_transformers", "httpx", "bm25s", "urllib3", "filelock")
 _as_json = False  # what the last `configure_logging` chose
 
 
-def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
+def configure_logging(level: str = "INFO", fmt: str = "auto", *, service: bool = False) -> None:
     """Route structlog and stdlib logging to stderr, each line rendered the same way.
 
     Args:
         level: "DEBUG", "INFO", "WARNING" or "ERROR".
-        fmt: "json", "console", or "auto" (console when stderr is a terminal, else JSON).
+        fmt: "json", "console", or "auto": for a ``service`` (`minerva serve`, whose lines a log collector reads)
+            console when stderr is a terminal, else JSON; for any other command console (a newcomer's
+            ``minerva ingest 2>&1 | less`` showed its warnings as JSON records among plain lines).
+        service: whether the process is a long-running server.
     """
-    as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    as_json = fmt == "json" or (fmt == "auto" and service and not sys.stderr.isatty())
     global _as_json
     _as_json = as_json
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)

@@ -118,11 +118,12 @@ class MinervaGroup(click.Group):
 @click.option("--log-level", default="WARNING", show_default=True, envvar="MINERVA_LOG_LEVEL",
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 @click.option("--log-format", default="auto", show_default=True, envvar="MINERVA_LOG_FORMAT",
-              type=click.Choice(["auto", "json", "console"]), help="auto: console in a terminal, JSON otherwise.")
+              type=click.Choice(["auto", "json", "console"]),
+              help="auto: JSON for `serve` outside a terminal, console otherwise.")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, home: str | None, log_level: str, log_format: str) -> None:
     """Minerva: answers questions from your documents, with sources, and keeps the knowledge base healthy."""
-    configure_logging(log_level, log_format)
+    configure_logging(log_level, log_format, service=ctx.invoked_subcommand == "serve")
     from config.home_sources import load_home_sources, with_home_sources
 
     # the data belongs to the config: the same index whichever folder a command runs in

@@ -77,3 +77,21 @@ def test_an_ingest_asked_for_json_logs_prints_no_progress_bar(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines and all(line.startswith("{") and json.loads(line) for line in lines), lines[:5]
+
+
+def test_a_piped_one_shot_command_prints_readable_lines(tmp_path):
+    """A newcomer's ``minerva ingest 2>&1 | head`` showed its warnings as JSON records among plain lines: only a
+    server (`minerva serve`) logs JSON by itself when its stderr is no terminal."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vpn.md").write_text("# VPN\n\nConnect with the company client before you open the wiki.\n",
+                                 encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "--home", str(tmp_path / "var"), "--log-level", "INFO",
+                           "ingest", str(docs)], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and not [line for line in lines if line.startswith("{")], lines[:5]
