@@ -24,7 +24,6 @@ from knowledge.markdown_tree import FENCE, fence_after, inline_text, parse_block
 # One token per CJK character, per word otherwise: close enough to MiniLM word pieces to keep a chunk
 # inside the model's window without loading its tokenizer here.
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{Hangul}]+|\w+|[^\w\s]")
-_PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
 _MD_LINK = regex.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = regex.compile(r"</?[a-zA-Z][^>]*>")
 _MARKDOWN = MarkdownIt("commonmark")
@@ -32,7 +31,7 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 #: How much larger than an equal share a piece of a long code block may grow: lines do not divide evenly, and
 #: an exact share would leave a remainder of a line or two as one more piece.
 CODE_PIECE_SLACK = 1.2
-#: What opens a piece that continues the one before (read by `knowledge.continuation`).
+#: What opens a piece that continues the one before (`knowledge.continuation` reads it).
 CONTINUED = "…"
 
 

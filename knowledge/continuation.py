@@ -10,10 +10,8 @@ therefore reads on into the next piece of its section: its text and its units' c
 
 from __future__ import annotations
 
+from knowledge.chunking import CONTINUED as CONTINUES
 from knowledge.sentences import split_units
-
-#: What opens a piece that continues the one before (`knowledge.chunking._tail`).
-CONTINUES = "…"
 
 
 def continues(previous: dict, chunk: dict) -> bool:
