@@ -22,18 +22,10 @@ from _output import emit  # noqa: E402
 from config import ChunkingConfig  # noqa: E402
 from knowledge import DocumentInvalid  # noqa: E402
 from knowledge.chunking import chunk_document, count_tokens  # noqa: E402
-from knowledge.markdown_tree import fence_after  # noqa: E402
+from knowledge.markdown_tree import open_fence  # noqa: E402
 from knowledge.parsing import parse_document  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
-
-
-def ends_inside_code(text: str) -> bool:
-    """Whether ``text`` ends inside a fenced code block."""
-    opened = None
-    for line in text.split("\n"):
-        opened = fence_after(opened, line)
-    return opened is not None
 
 
 def main() -> None:
@@ -51,9 +43,9 @@ def main() -> None:
     report = {"pages": len(pages)}
     for name, cfg in (("default", ChunkingConfig()), ("50-10", ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5))):
         chunks = [c for doc in pages for c in chunk_document(doc.title, doc.body, cfg)]
-        report[name] = {"chunks": len(chunks), "ending_inside_code": sum(ends_inside_code(c.text) for c in chunks),
+        report[name] = {"chunks": len(chunks), "ending_inside_code": sum(open_fence(c.text) is not None for c in chunks),
                         "over_budget": sum(count_tokens(c.text) > cfg.max_tokens for c in chunks),
-                        "pages_ending_inside_code": sum(ends_inside_code(doc.body) for doc in pages)}
+                        "pages_ending_inside_code": sum(open_fence(doc.body) is not None for doc in pages)}
     emit(report, args.out)
 
 

@@ -30,7 +30,8 @@ from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_mode
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.markdown_tree import WEB_LINK, alert_as_label, resolve_links, squash_spaces
+from knowledge.markdown_tree import (CJK_STOPS, WEB_LINK, alert_as_label, closing_fence, open_fence, resolve_links,
+                                     squash_spaces)
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
@@ -1017,7 +1018,7 @@ def _code_head(code: str, room: int) -> str | None:
     fence, body = lines[0], lines[1:-1]
     kept: list[str] = []
     for line in body:
-        if len("\n".join([fence, *kept, line, "…", "```"])) > room:
+        if len("\n".join([fence, *kept, line, "…", lines[-1]])) > room:
             break
         kept.append(line)
     if len([line for line in kept if line.strip()]) < CODE_HEAD_LINES:
@@ -1047,11 +1048,8 @@ def _same_kind_run(units: list[Unit], before: list[int], kind: str) -> list[int]
 def _closed(code: str) -> str:
     """``code`` (a fenced block) with its closing fence: a chunk cut inside a long example ends without one, and
     Slack then shows the fence and every line after it as text."""
-    lines = code.rstrip().split("\n")
-    fence = regex.match(r"^\s*(`{3,}|~{3,})", lines[0])
-    if fence is None or (len(lines) > 1 and lines[-1].strip().startswith(fence.group(1))):
-        return code
-    return code.rstrip() + "\n" + lines[0][:fence.end()]
+    opened = open_fence(code.rstrip())
+    return code if opened is None else code.rstrip() + "\n" + closing_fence(opened)
 
 
 def _as_written(text: str, unit: Unit) -> str:
@@ -1093,7 +1091,7 @@ def _join(text: str, units: list[Unit], picked: list[int], rendered: dict[int, s
 def _gap(before: str) -> str:
     """What goes between a sentence and the next of its paragraph: a space, but none after a Chinese-Japanese
     full stop (。！？), which Japanese writes without one ("認められません。 普通車…" read as a typo)."""
-    return "" if before.rstrip().endswith(("。", "！", "？")) else " "
+    return "" if before.rstrip().endswith(CJK_STOPS) else " "
 
 
 _NUMBERED = regex.compile(r"^([ \t]*)(\d{1,3})[.)]\s")

@@ -19,7 +19,7 @@ import regex
 from markdown_it import MarkdownIt
 
 from config import ChunkingConfig
-from knowledge.markdown_tree import FENCE, fence_after, inline_text, parse_blocks
+from knowledge.markdown_tree import FENCE, closing_fence, fence_after, inline_text, parse_blocks
 
 # One token per CJK character, per word otherwise: close enough to MiniLM word pieces to keep a chunk
 # inside the model's window without loading its tokenizer here.
@@ -182,10 +182,9 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
     for sep, unit in units:
         if current and count_tokens(_joined(current + [(sep, unit)])) > max_tokens:
             pieces.append(_joined(current))
-            # the overlap shrinks so that overlap + "…" + unit stays within the budget; after a code block the
-            # marker alone: a few lines of an example out of their block read as prose
+            # the overlap shrinks so that overlap + "…" + unit stays within the budget
             room = min(overlap, max_tokens - count_tokens(unit) - 1)
-            tail = "" if room <= 0 else CONTINUED if FENCE.match(pieces[-1].rsplit("\n", 1)[-1]) else _tail(pieces[-1], room)
+            tail = _tail(pieces[-1], room) if room > 0 else ""
             current = [("", tail)] if tail else []
             sep = "\n\n" if tail == CONTINUED else sep  # the marker alone is a paragraph of its own
         current.append((sep, unit))
@@ -237,8 +236,8 @@ def _split_code(block: str, max_tokens: int) -> list[tuple[str, str]]:
         ``(separator, piece)`` as `_split_words` does (a blank line between pieces of one block: an indented
         fence after the next piece's "…" would otherwise continue its paragraph)."""
     fences = [line for line in block.split("\n") if FENCE.match(line)]
-    if any(count_tokens(f"{line}\n{_closing_fence(line)}") > max_tokens
-           or count_tokens(f"{_language_fence(line)}\n{_closing_fence(line)}") > max_tokens // 2 for line in fences):
+    if any(count_tokens(f"{line}\n{closing_fence(line)}") > max_tokens
+           or count_tokens(f"{_language_fence(line)}\n{closing_fence(line)}") > max_tokens // 2 for line in fences):
         return _split_words(block, max_tokens)  # a budget a fence's own lines nearly fill: no room to repair
     # pieces of about equal size: filling each to the budget left the last line or two of an example alone
     # (a quote showed "#> id=1 children=[…]" under its lead-in, the code that printed it in another chunk)
@@ -249,7 +248,7 @@ def _split_code(block: str, max_tokens: int) -> list[tuple[str, str]]:
     opened: str | None = None  # the opening fence line of the block the last line of ``current`` is in
 
     def closed(lines: list[str], state: str | None) -> list[str]:
-        return lines + [_closing_fence(state)] if state else lines
+        return lines + [closing_fence(state)] if state else lines
 
     def fits(lines: list[str], state: str | None) -> bool:
         return count_tokens("\n".join(closed(lines, state))) <= max_tokens
@@ -278,11 +277,6 @@ def _language_fence(opened: str) -> str:
     """An opening fence line with its language only, without attributes (``{test="skip"}``)."""
     fence = FENCE.match(opened)
     return fence.group(1) + fence.group(2) + (fence.group(3).strip().split(" ") or [""])[0]
-
-
-def _closing_fence(opened: str) -> str:
-    fence = FENCE.match(opened)
-    return fence.group(1) + fence.group(2)
 
 
 def _joined(units: list[tuple[str, str]]) -> str:
@@ -323,12 +317,12 @@ def _tail(text: str, n_tokens: int) -> str:
     """The last ``n_tokens`` tokens of ``text`` or fewer, from the start of a word (the overlap carried into
     the next piece, after its "…" marker)."""
     spans = [m.span() for m in _TOKEN.finditer(text)]
+    if FENCE.match(text.rsplit("\n", 1)[-1]):  # after a code block the marker alone: its last lines read as prose
+        return CONTINUED
     if len(spans) <= n_tokens:
         return text
     starts = [k for k in range(len(spans) - n_tokens, len(spans)) if _breakable(text, spans, k)]
-    tail = text[spans[starts[0]][0]:] if starts else ""
-    lines = tail.split("\n")
+    lines = text[spans[starts[0]][0]:].split("\n") if starts else [""]
     fences = [k for k, line in enumerate(lines) if FENCE.match(line)]
-    if fences:  # never from inside a code block: after its closing fence
-        tail = "\n".join(lines[fences[-1] + 1:]).lstrip()
+    tail = "\n".join(lines[fences[-1] + 1:]).lstrip() if fences else "\n".join(lines)  # never from inside code
     return CONTINUED + tail if tail else ""

@@ -284,7 +284,7 @@ def _same_count(a: Value, b: Value) -> bool:
     3 devices for single sign-on" / "employees may register a maximum of 5 devices with Okta single sign-on", 4
     shared: the statement model put them at 0.76, under its 0.80, so the job never told the pages' owners what
     `ask` warned)."""
-    return (getattr(a, "kind", "") == getattr(b, "kind", "") == "count" and a.unit == b.unit
+    return (a.kind == b.kind == "count" and a.unit == b.unit
             and len(set(a.context) & set(b.context)) >= COUNT_SHARED_CONTEXT)
 
 

@@ -169,7 +169,9 @@ def _parse(text: str) -> Parsed:
     return Parsed(tuple(_read(tokens, env)), env)
 
 
-_AFTER_CJK_STOP = regex.compile(r"(?<=[。！？]) ")
+#: The full stops Chinese and Japanese write without a space after them.
+CJK_STOPS = ("。", "！", "？")
+_AFTER_CJK_STOP = regex.compile(r"(?<=[" + "".join(CJK_STOPS) + r"]) ")
 #: A code fence line (CommonMark §4.5): its indentation, the fence, its info string.
 FENCE = regex.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 
@@ -185,6 +187,20 @@ def fence_after(opened: str | None, line: str) -> str | None:
     first = FENCE.match(opened).group(2)
     closes = fence.group(2)[0] == first[0] and len(fence.group(2)) >= len(first) and not fence.group(3).strip()
     return None if closes else opened
+
+
+def open_fence(text: str) -> str | None:
+    """The opening fence line of the code block ``text`` ends inside of (`fence_after` over its lines), else None."""
+    opened = None
+    for line in text.split("\n"):
+        opened = fence_after(opened, line)
+    return opened
+
+
+def closing_fence(opened: str) -> str:
+    """The line that closes the block ``opened`` (an opening fence line) opens: its indentation and fence."""
+    fence = FENCE.match(opened)
+    return fence.group(1) + fence.group(2)
 
 
 def _blank_lines_indented(text: str) -> str:

@@ -132,10 +132,8 @@ def _units_of(text: str) -> tuple[Unit, ...]:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    source = text
-    if _CONTINUED_OPENING.match(source):  # the overlap's "…" before a tab or admonition: read the block
-        source = " " + source[1:]
-    parsed = tree.parse(source)
+    # the overlap's "…" before a tab or admonition: read the block
+    parsed = tree.parse(" " + text[1:] if _CONTINUED_OPENING.match(text) else text)
     for block in parsed.blocks:
         start, end = offsets[block.first], offsets[block.last - 1] + len(lines[block.last - 1])
         if block.kind == tree.CODE:

@@ -45,9 +45,9 @@ UNITS: dict[str, tuple[str, float]] = {
     **{u: ("size", f) for u, f in (("kb", 1e3), ("mb", 1e6), ("gb", 1e9), ("tb", 1e12), ("kib", 2.0**10),
                                     ("mib", 2.0**20), ("gib", 2.0**30), ("tib", 2.0**40))},
 }
-#: Nouns that make a bare number a comparable count ("5 retries" vs "3 retries").
-COUNT_NOUNS = ("retries", "retry attempts", "attempts", "seats", "users", "members", "characters",
-               "connections", "replicas", "api keys", "requests", "webhooks", "projects", "trips")
+#: Nouns of two words that make a bare number a comparable count ("5 retry attempts" vs "3 retry attempts"); one
+#: plural word does by itself (`_PLURAL_NOUN`: "3 devices", "5 retries").
+COUNT_NOUNS = ("retry attempts", "api keys")
 #: Rate units: "100 requests per minute", "100 requests/minute", "10 req/s"; normalised to per second.
 _RATE_TIME = {"second": 1.0, "sec": 1.0, "s": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0, "hr": 3600.0,
               "h": 3600.0, "day": _DAY}

@@ -9,6 +9,7 @@ import pytest
 
 from config import ChunkingConfig
 from knowledge.chunking import chunk_document, count_tokens, embedding_text
+from knowledge.markdown_tree import open_fence
 from knowledge.parsing import parse_document
 from tests.conftest import CORPUS, SAMPLE_KB, copy_pages, needs_shared
 
@@ -239,16 +240,6 @@ def _ends_with_code(text: str) -> bool:
     return text.rstrip().split("\n")[-1].lstrip().startswith(("```", "~~~"))
 
 
-def _open_fence_at_end(text: str):
-    """The fence line of the code block ``text`` ends inside of, else None (CommonMark §4.5 closing rules)."""
-    from knowledge.markdown_tree import fence_after
-
-    opened = None
-    for line in text.split("\n"):
-        opened = fence_after(opened, line)
-    return opened
-
-
 @needs_shared
 @pytest.mark.parametrize("cfg", [DEFAULT, ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5)],
                          ids=["200-40", "50-10"])
@@ -260,11 +251,11 @@ def test_no_chunk_starts_or_ends_inside_a_code_block(cfg):
     pages = sorted((CORPUS / "pydantic-docs").rglob("*.md"))
     ends_inside, continued, n_chunks = [], 0, 0
     for path, doc in _parsed(pages):
-        if _open_fence_at_end(doc.body):
+        if open_fence(doc.body):
             continue
         for chunk in chunk_document(doc.title, doc.body, cfg):
             n_chunks += 1
-            if _open_fence_at_end(chunk.text):
+            if open_fence(chunk.text):
                 ends_inside.append((path.name, chunk.index))
             continued += chunk.text.startswith("…") and "\n    ```python" in chunk.text[:40]
 
