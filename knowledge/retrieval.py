@@ -28,7 +28,7 @@ from knowledge.scoring import (
 from knowledge.answer_type import asked_sections, path_kind
 from knowledge.replacements import may_state_replacement, replacement_terms, states_replacement
 from knowledge.sentences import split_units
-from knowledge.tokenize import question_tokens, tokenize
+from knowledge.tokenize import compound_words, question_tokens, tokenize
 from knowledge.types import Passage
 
 MODES = ("hybrid", "dense", "bm25")
@@ -134,7 +134,7 @@ class Retriever:
         query_vectors = self._query_vectors(queries, languages, mode)
         results = []
         for query, qvec, language in zip(queries, query_vectors, languages):
-            tokens = question_tokens(query)
+            tokens = self.question_tokens(query)
             bm25 = self._bm25_scores(tokens, allowed)  # once per query: ranking, fusion and the passages use it
             readable = self.reads(language)
             xl = self._crosslingual(query, bm25, allowed) if not readable and mode == "hybrid" else None
@@ -195,6 +195,39 @@ class Retriever:
         if not self._xl_available():
             return None
         return crosslingual.rank(self.index, query, bm25, allowed, self.settings.retrieval.candidates, self._xl_model)
+
+    def question_tokens(self, question: str) -> list[str]:
+        """``question``'s BM25 tokens as this index reads them (`knowledge.tokenize.question_tokens`), a
+        camelCase name that no chunk holds whole but one chunk holds all the words of counting as those words.
+
+        An on-call asker pastes the alert's name ("CPUThrottlingHigh only fires on old nodes") while its
+        runbook spells it out in its title ("CPU Throttling High"): the name alone matched nothing and, as a
+        word no page knows, weighed most in coverage (refused; the runbook 4th). A name some page writes whole
+        stays one token (``ConfigDict``: its words are common, the name specific), and one whose words no chunk
+        holds together stays unknown (an alert this index has no runbook for is still refused). As Lucene's
+        word delimiter filter, split on a change of case (`knowledge.tokenize.compound_words`)."""
+        tokens = question_tokens(question)
+        bm25 = self.index.bm25
+        compounds = compound_words(question)
+        if bm25 is None or not compounds:
+            return tokens
+        out: list[str] = []
+        for token in tokens:
+            parts = compounds.get(token)
+            spelled = parts and token not in bm25.vocab_dict and self._together(parts)
+            out.extend(parts if spelled else [token])
+        return list(dict.fromkeys(out))
+
+    def _together(self, tokens: list[str]) -> bool:
+        """Whether one chunk holds every one of ``tokens``."""
+        if any(t not in self.index.bm25.vocab_dict for t in tokens):
+            return False
+        rows = set(self._rows_with(tokens[0]).tolist())
+        for token in tokens[1:]:
+            rows &= set(self._rows_with(token).tolist())
+            if not rows:
+                return False
+        return True
 
     def term_weights(self, tokens: list[str]) -> dict[str, float]:
         """Lucene BM25 idf of each distinct token of a question, from the index's document frequencies;

@@ -131,6 +131,34 @@ def _question_tokens(text: str) -> tuple[str, ...]:
     return tuple(content or tokens)
 
 
+@lru_cache(maxsize=256)
+def compound_words(text: str) -> dict[str, list[str]]:
+    """Each camelCase or PascalCase word of ``text`` as its token → the tokens of its words:
+    ``"CPUThrottlingHigh"`` → ``{"cputhrottlinghigh": ["cpu", "throttl", "high"]}``. A word with a one-letter
+    part (iPhone) is no compound."""
+    out = {}
+    for match in CAMEL_WORD.finditer(unicodedata.normalize("NFKC", text)):
+        parts = camel_parts(match.group())
+        if parts:
+            whole = _english(match.group())
+            words = _english(" ".join(parts))
+            if len(whole) == 1 and len(words) > 1:
+                out[whole[0]] = words
+    return out
+
+
+#: A camelCase or PascalCase word: a lower-case letter followed by a capital somewhere inside it.
+CAMEL_WORD = regex.compile(r"\b(?=\w*\p{Ll}\p{Lu})\p{L}[\p{L}\d]*\b")
+_CAMEL_PART = regex.compile(r"\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\d+")
+
+
+def camel_parts(word: str) -> list[str]:
+    """The words of a camelCase ``word`` (``"KubeHpaMaxedOut"`` → ``["Kube", "Hpa", "Maxed", "Out"]``), or []
+    when a part is a single letter (``"iPhone"``: a name, not words)."""
+    parts = _CAMEL_PART.findall(word)
+    return [] if any(len(p) < 2 and not p.isdigit() for p in parts) else parts
+
+
 @lru_cache(maxsize=1)
 def question_stems() -> frozenset[str]:
     """`QUESTION_WORDS_EN` as tokens (Snowball stems), e.g. ``"doe"`` for "does"."""
