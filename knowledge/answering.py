@@ -35,7 +35,7 @@ from knowledge.markdown_tree import (CJK_STOPS, WEB_LINK, alert_as_label, closin
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
-from knowledge.tokenize import question_tokens, tokenize
+from knowledge.tokenize import tokenize, topic_tokens
 from knowledge.types import CONFIDENCE_HIGH, CONFIDENCE_LOW, Answer, Citation, Passage
 from knowledge.values import Value, extract_values
 
@@ -247,7 +247,7 @@ def _choose(candidates: list[Passage], cfg: AnswerConfig) -> tuple[list[Passage]
 
 def _weights(question: str, term_weights: dict[str, float] | None) -> dict[str, float]:
     """The question's BM25 tokens → IDF; every token weighs 1 when the index gave none."""
-    return term_weights if term_weights is not None else dict.fromkeys(question_tokens(question), 1.0)
+    return term_weights if term_weights is not None else dict.fromkeys(topic_tokens(question), 1.0)
 
 
 def _answer_row(ranked: list["_Candidate"], top_score: float, language: str) -> list[float]:

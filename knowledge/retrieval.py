@@ -28,7 +28,7 @@ from knowledge.scoring import (
 from knowledge.answer_type import asked_sections, path_kind
 from knowledge.replacements import may_state_replacement, replacement_terms, states_replacement
 from knowledge.sentences import split_units
-from knowledge.tokenize import compound_words, question_tokens, tokenize
+from knowledge.tokenize import compound_words, question_tokens, tokenize, topic_tokens
 from knowledge.types import Passage
 
 MODES = ("hybrid", "dense", "bm25")
@@ -149,7 +149,7 @@ class Retriever:
             # Exact cosine for the returned rows only: a full (n_chunks x dim) product would wake
             # OpenBLAS's thread pool, whose spinning threads then slow torch's next query tenfold.
             cosines = np.einsum("ij,j->i", self.index.vectors[rows], qvec) if rows else []
-            terms = self.term_weights(tokens)
+            terms = self.topic_weights(query)
             passages = []
             for r, c in zip(rows, cosines):
                 evidence, units = self._evidence(r, float(c), qvec, bm25, terms, language, dense_rank, sparse_rank)
@@ -197,8 +197,18 @@ class Retriever:
         return crosslingual.rank(self.index, query, bm25, allowed, self.settings.retrieval.candidates, self._xl_model)
 
     def question_tokens(self, question: str) -> list[str]:
-        """``question``'s BM25 tokens as this index reads them (`knowledge.tokenize.question_tokens`), a
-        camelCase name that no chunk holds whole but one chunk holds all the words of counting as those words.
+        """``question``'s BM25 tokens as this index reads them (`knowledge.tokenize.question_tokens`, names
+        split as `_read_names` says)."""
+        return self._read_names(question_tokens(question), question)
+
+    def topic_weights(self, question: str) -> dict[str, float]:
+        """The idf of each token naming ``question``'s topic (`knowledge.tokenize.topic_tokens`, names split as
+        `_read_names` says; `term_weights`): what coverage counts, for the passages' evidence and the reader."""
+        return self.term_weights(self._read_names(topic_tokens(question), question))
+
+    def _read_names(self, tokens: list[str], question: str) -> list[str]:
+        """``tokens`` with each camelCase name of ``question`` that no chunk holds whole, but one chunk holds
+        all the words of, replaced by those words.
 
         An on-call asker pastes the alert's name ("CPUThrottlingHigh only fires on old nodes") while its
         runbook spells it out in its title ("CPU Throttling High"): the name alone matched nothing and, as a
@@ -206,7 +216,6 @@ class Retriever:
         stays one token (``ConfigDict``: its words are common, the name specific), and one whose words no chunk
         holds together stays unknown (an alert this index has no runbook for is still refused). As Lucene's
         word delimiter filter, split on a change of case (`knowledge.tokenize.compound_words`)."""
-        tokens = question_tokens(question)
         bm25 = self.index.bm25
         compounds = compound_words(question)
         if bm25 is None or not compounds:
@@ -216,7 +225,7 @@ class Retriever:
             parts = compounds.get(token)
             spelled = parts and token not in bm25.vocab_dict and self._together(parts)
             out.extend(parts if spelled else [token])
-        return list(dict.fromkeys(out))
+        return out
 
     def _together(self, tokens: list[str]) -> bool:
         """Whether one chunk holds every one of ``tokens``."""

@@ -259,7 +259,7 @@ class KnowledgeBase:
         retriever = self._retriever()
         candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES,
                                                                  where=self._filter(None))[0])
-        terms = retriever.term_weights(retriever.question_tokens(question))
+        terms = retriever.topic_weights(question)
         return reader_inputs(question, candidates, self.settings.answer, language=detect_language(question),
                              term_weights=terms)
 
@@ -282,7 +282,7 @@ class KnowledgeBase:
         retriever = self._retriever()
         where = self._filter(where)  # the kill switch is read once per question
         candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0])
-        terms = retriever.term_weights(retriever.question_tokens(question))
+        terms = retriever.topic_weights(question)
         answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
                                 term_weights=terms, related_cosine=model_cosine(self.settings.embedding.model, RELATED_COSINE))
         if answer.refused or retriever.only_on_expired_pages(terms, where):

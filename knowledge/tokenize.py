@@ -59,6 +59,12 @@ KOREAN_STOP_STEMS = frozenset({"하", "되", "있", "않", "어떻"})
 JAPANESE_POS = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
 #: Normalized forms of light/auxiliary verbs that carry no topic (する, いる, ある, なる, ください, …).
 JAPANESE_STOP_FORMS = frozenset({"為る", "居る", "有る", "成る", "下さる", "呉れる", "致す", "御座る", "出来る"})
+#: Korean interrogatives Kiwi tags as nouns ("how many days", "how much"); 언제, 어디, 누구, 무엇 are pronouns and
+#: 몇 a determiner, which `KOREAN_TAGS` already drops. Like `QUESTION_WORDS_EN`, left out of a question only: in
+#: "연차는 며칠인가요?" ("how many days of annual leave?") 며칠 weighed more than 연차 and no page says it.
+KOREAN_QUESTION_WORDS = frozenset({"며칠", "얼마", "얼마나"})
+#: Japanese interrogatives Sudachi tags as nouns (normalized forms); 何 or 幾 with a counter (何日, 何回, 幾つ) too.
+JAPANESE_QUESTION_WORDS = frozenset({"何", "幾ら", "幾つ", "何故"})
 #: English words that shape a question without naming its topic: interrogatives, auxiliary and modal verbs,
 #: personal pronouns, and chat filler. bm25s's stop list (Lucene's 33 words) keeps them, so in "What should I
 #: do when KubeHpaMaxedOut fires?" four of six tokens were these words: they weighed 37 % of the question's IDF,
@@ -88,16 +94,20 @@ _BROADCAST_WORDS = {"channel": "channel everyone notify", "here": "here everyone
 _SUDACHI_MAX_CHARS = 12_000
 
 
-def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
+def tokenize(text: str, *, bigrams: bool = True, topic: bool = False) -> list[str]:
     """BM25 tokens of ``text``: content morphemes per script (see module docstring); may be empty.
 
     ``bigrams=False`` leaves out the CJK character bigrams: the content words alone, e.g. to count how much a
-    question says (`knowledge.followup`); BM25 always uses them.
+    question says (`knowledge.followup`); BM25 always uses them. ``topic=True`` keeps what names a
+    question's topic (`topic_tokens`): bigrams only inside its content words, and no Korean or Japanese
+    interrogative (`KOREAN_QUESTION_WORDS`, `JAPANESE_QUESTION_WORDS`).
 
     Example::
 
         >>> tokenize("결제는 어떻게 하나요? The API limits")
         ['결제', '결제', '제는', '어떻', '떻게', '하나', '나요', 'api', 'limit']
+        >>> tokenize("연차는 며칠인가요?", topic=True)
+        ['연차', '연차']
     """
     text = _BROADCAST.sub(lambda m: f" {_BROADCAST_WORDS[(m.group(1) or m.group(2)).lower()]} ",
                           unicodedata.normalize("NFKC", text))
@@ -105,14 +115,13 @@ def tokenize(text: str, *, bigrams: bool = True) -> list[str]:
         return _english(text)
     tokens: list[str] = []
     for script, zone in script_runs(text):
-        if script == "ko":
-            tokens.extend(_korean(zone))
-        elif script == "ja":
-            tokens.extend(_japanese(zone))
-        if script != "other":  # the zone's Latin words and digits, as in English text
-            if bigrams:
-                tokens.extend(_bigrams(_SCRIPT_CHARS[script].findall(zone)))
-            zone = _SCRIPT_CHARS[script].sub(" ", zone)
+        if script != "other":
+            words = _korean(zone, topic) if script == "ko" else _japanese(zone, topic)
+            tokens.extend(form for form, _ in words)
+            if bigrams:  # a topic's bigrams stay inside its words: "차는" of "연차는" is no topic
+                runs = [surface for _, surface in words] if topic else [zone]
+                tokens.extend(_bigrams([r for run in runs for r in _SCRIPT_CHARS[script].findall(run)]))
+            zone = _SCRIPT_CHARS[script].sub(" ", zone)  # the zone's Latin words and digits, as in English text
         tokens.extend(_english(zone))
     return tokens
 
@@ -124,9 +133,20 @@ def question_tokens(text: str) -> list[str]:
     return list(_question_tokens(text))
 
 
-@lru_cache(maxsize=256)
-def _question_tokens(text: str) -> tuple[str, ...]:
-    tokens = tokenize(text)
+def topic_tokens(text: str) -> list[str]:
+    """What names a question's topic: `question_tokens` with the Korean and Japanese bigrams only inside its
+    content words and no interrogative in any language; what coverage counts (`knowledge.scoring
+    .lexical_coverage`). Kiwi cuts "연차는 며칠인가요?" ("how many days of annual leave?") into 연차 + 는 and
+    며칠 + 이 + ㄴ가요, and the bigrams across those cuts (차는, 칠인, 인가, 가요) are on no page: with 며칠 they
+    weighed 85 % of the question, and the page that answers it covered 0.12 (refused). BM25 keeps every
+    bigram: the ones across a cut rank better (`python benchmarks/tokenizer_variants.py`: nDCG@10 on KorQuAD
+    0.9644 with them in the question, 0.9609 without; JSQuAD 0.9495 and 0.9420)."""
+    return list(_question_tokens(text, True))
+
+
+@lru_cache(maxsize=512)
+def _question_tokens(text: str, topic: bool = False) -> tuple[str, ...]:
+    tokens = tokenize(text, topic=topic)
     content = [t for t in tokens if t not in question_stems()]
     return tuple(content or tokens)
 
@@ -204,19 +224,21 @@ def _bigrams(runs: list[str]) -> list[str]:
     return [run[i:i + 2] for run in runs for i in range(len(run) - 1)]
 
 
-def _korean(zone: str) -> list[str]:
+def _korean(zone: str, topic: bool = False) -> list[tuple[str, str]]:
+    """``(form, surface)`` of each content morpheme of a Korean zone."""
     kiwi, lock = _kiwi()
     with lock:
         morphemes = kiwi.tokenize(zone)
     out = []
     for m in morphemes:
         tag = m.tag.split("-", 1)[0]  # VV-R / VA-I: regular/irregular conjugation marks
-        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS:
-            out.append(m.form)
+        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS and not (topic and m.form in KOREAN_QUESTION_WORDS):
+            out.append((m.form, zone[m.start:m.start + m.len]))
     return out
 
 
-def _japanese(zone: str) -> list[str]:
+def _japanese(zone: str, topic: bool = False) -> list[tuple[str, str]]:
+    """``(normalized form, surface)`` of each content word of a Japanese zone."""
     tokenizer, lock = _sudachi()
     has_ja = _SCRIPT_CHARS["ja"].search
     out = []
@@ -224,9 +246,15 @@ def _japanese(zone: str) -> list[str]:
         with lock:
             morphemes = tokenizer.tokenize(zone[start:start + _SUDACHI_MAX_CHARS])
             parsed = [(m.part_of_speech()[0], m.normalized_form(), m.surface()) for m in morphemes]
-        out.extend(form for pos, form, surface in parsed
-                   if pos in JAPANESE_POS and form not in JAPANESE_STOP_FORMS and has_ja(surface))
+        out.extend((form, surface) for pos, form, surface in parsed
+                   if pos in JAPANESE_POS and form not in JAPANESE_STOP_FORMS and has_ja(surface)
+                   and not (topic and _asks(form)))
     return out
+
+
+def _asks(form: str) -> bool:
+    """Whether a Japanese normalized form is an interrogative (`JAPANESE_QUESTION_WORDS`, or 何/幾 + counter)."""
+    return form in JAPANESE_QUESTION_WORDS or (len(form) > 1 and form[0] in "何幾")
 
 
 @lru_cache(maxsize=1)

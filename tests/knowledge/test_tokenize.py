@@ -127,3 +127,27 @@ def test_slack_broadcast_mentions_on_a_page_mean_everyone():
 def test_a_sample_question_about_pinging_everyone_finds_the_broadcast_rule(sample_kb):
     answer = sample_kb.ask("how do I ping everyone for a sev1?")
     assert not answer.refused and "post <!channel> in #incidents" in answer.direct_answer
+
+
+def test_a_questions_topic_has_no_interrogative_and_no_bigram_across_its_words():
+    """Coverage counts these: "차는" (연차|는) and "가요" (an ending) are on no page and outweighed 연차."""
+    assert tk.topic_tokens("연차는 며칠인가요?") == ["연차", "연차"]
+    assert tk.topic_tokens("Growth 플랜 가격은 얼마예요?") == ["growth", "플랜", "가격", "플랜", "가격"]
+    assert tk.topic_tokens("有給休暇は何日もらえますか？")[:3] == ["有給", "休暇", "貰う"]
+    assert "何日" not in tk.topic_tokens("有給休暇は何日もらえますか？")
+    # BM25 keeps every bigram of the question: they rank better (benchmarks/tokenizer_variants.py)
+    assert "차는" in tk.question_tokens("연차는 며칠인가요?")
+
+
+def test_a_short_korean_question_with_an_interrogative_is_answered_from_its_section(tmp_path, sample_settings, embedder):
+    """A newcomer's "연차는 며칠인가요?" ("how many days of annual leave?") on their own leave policy was refused:
+    the page covered 0.12 of the question's words, most of them endings and 며칠."""
+    from tests.conftest import written_kb
+
+    kb = written_kb(tmp_path, {"leave.md": (
+        "---\ntitle: 휴가 규정\nlang: ko\n---\n# 휴가 규정\n\n## 연차\n\n"
+        "정규직 직원은 입사 첫해에 연차 15일을 받습니다. 근속 2년마다 하루가 늘어나며 최대 25일입니다.\n\n"
+        "## 병가\n\n유급 병가는 연간 10일까지입니다.\n")}, sample_settings, embedder)
+    answer = kb.ask("연차는 며칠인가요?")
+    assert not answer.refused
+    assert "15일" in answer.direct_answer
