@@ -71,7 +71,8 @@ JAPANESE_QUESTION_WORDS = frozenset({"何", "幾ら", "幾つ", "何故"})
 #: matched any page, and the runbook that holds the alert name covered only 0.37 of the question (refused).
 #: `question_tokens` leaves them out of a question, as `KOREAN_STOP_STEMS` and `JAPANESE_STOP_FORMS` leave out
 #: 어떻다 and する; documents keep them. Words that also name things ("id", "us", "it" as IT, "may" the
-#: month, "current") are not in the list. Listed unstemmed; compared stemmed.
+#: month, "current") are not in the list. Listed unstemmed; compared stemmed. A contraction is two words to
+#: the tokenizer ("isn't" → "isn"): its first half is listed too, "isn" weighed more than "visit" in a question.
 QUESTION_WORDS_EN = (
     "what whats when where which who whom whose why how hows about "
     "do does did doing done can could should would shall might must am are were be been being "
@@ -79,6 +80,7 @@ QUESTION_WORDS_EN = (
     "i me my mine myself we our ours you your yours he him his she her they them their its "
     "someone anyone anybody something anything "
     "im ive dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent havent hasnt "
+    "don doesn didn couldn won wouldn shouldn isn aren wasn weren haven hasn hadn ve ll re "
     "gonna wanna gotta pls plz please thanks thank thx hi hey hello lol ok okay "
     "just really actually still anymore now right much many also so then that this there"
 ).split()

@@ -13,6 +13,8 @@ from tests.conftest import CORPUS, needs_shared, synced_kb
 def test_question_words_do_not_count_as_the_questions_topic():
     assert question_tokens("What should I do when KubeHpaMaxedOut fires?") == ["kubehpamaxedout", "fire"]
     assert question_tokens("what now?") == ["what", "now"]  # nothing else: all kept
+    # a contraction's first half is no topic either ("isn" weighed more than "visit")
+    assert question_tokens("one of them isn't a US citizen, we're visiting") == ["one", "us", "citizen", "visit"]
 
 
 def test_camel_case_names_are_spelled_out_for_the_dense_model():
