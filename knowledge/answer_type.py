@@ -12,14 +12,16 @@ from __future__ import annotations
 import regex
 
 #: Questions that ask what to do: "how do I resize it?", "what should I do when X fires?", "what now?",
-#: "how do we stop that", Korean 어떻게 (해야|하나요|대응…), 대응, 하려면, 방법, Japanese どうすれば, 対応, 方法, 手順.
+#: "how do we stop that", Korean 어떻게 (해결)하나요, 대응, 해결, 하려면, 방법, 뭘 확인해야, Japanese どうすれば, 対応,
+#: 方法, 手順, 解決, 直す, 何を確認すれば.
 #: "How does X work?" and "how long/many/much" ask for other things and do not match.
 _ASKS_ACTION = regex.compile(
     r"\bhow (do|can|should|would|could) (i|we|you|they|one)\b(?! (know|tell)\b)|\bhow to\b|"
     r"\bwhat (do|should|can|must) (i|we|you) (do|check|try|run|look at)\b|\bwhat now\b|\bwhat to do\b|\bsteps? to\b|\bwhat are the steps\b|"
     r"\bhow do i\b|\bhow should\b|\bwhere (do|can|should) (i|we|you) (see|find|look|check|go|get|start)\b|"
-    r"어떻게 ?(해야|하나요|하면|해요|하죠|대응|처리|바꿔|변경|신청|요청)|대응|조치|하려면|방법|"
-    r"どうすれば|どうしたら|どうやって|対応|対処|方法|手順", regex.I)
+    r"어떻게 ?(\S+ ?)?(해야|하나요|하면|해요|하죠|할까요|합니까|대응|처리|바꿔|변경|신청|요청)|대응|조치|해결|하려면|방법|"
+    r"(뭘|무엇을|뭐를?) ?(해야|하면|확인|봐야|보면)|"
+    r"どうすれば|どうしたら|どうやって|対応|対処|方法|手順|解決|直(す|せ|し)|何を(すれば|したら|確認|見れば)", regex.I)
 #: Verbs that start an instruction ("Run `kubectl get nodes`", "Call AdTrav at …", "Fill out the form"): the
 #: imperatives of the handbook's, the runbooks' and the API docs' how-to steps. A sentence may lead with a
 #: purpose or condition first ("To check X, run …", "If your card has not arrived, call …").

@@ -35,6 +35,12 @@ def test_a_value_question_the_page_answers_is_not_refused(sample_kb):
     ("our repo got auto-archived?? how do we stop that", True),
     ("KubeHpaMaxedOut 알림이 떴는데 어떻게 대응해야 하나요?", True),
     ("Field(regex=...) がエラーになります。どうすればいいですか？", True),
+    # a verb between 어떻게 and its ending, and "what should I check" (kb-dev-v2 labels these Mitigation/Diagnosis)
+    ("KubeletTooManyPods 알림이 떴어요. 어떻게 해결하나요?", True),
+    ("KubePodCrashLooping 이 계속 떠요. 뭘 확인해야 하나요?", True),
+    ("PrometheusOperatorNodeLookupErrors が鳴ってる。何を確認すればいい？", True),
+    ("연차는 며칠인가요?", False),
+    ("퇴사하면 슬랙 계정은 어떻게 되나요?", False),  # "what happens to", not what to do
     ("how does the webhook retry schedule work?", False),
     ("how long do we wait for a webhook endpoint?", False),
     ("the Watchdog alert has been firing for weeks, can i silence it?", False),
