@@ -112,7 +112,7 @@ def garbles(answer, question: dict) -> dict[str, str]:
 
     def followed(i: int) -> bool:  # by its items or code, or by a lead-in that is (a tab's label "pip:")
         after = lines[i + 1] if i + 1 < len(lines) else ""
-        return bool(re.match(r"^(?:•|-|\d+[.)]|```)", after)) or (after.endswith(":") and followed(i + 1))
+        return bool(re.match(r"^(?:•|◦|-|\d+[.)]|```)", after)) or (after.endswith(":") and followed(i + 1))
 
     for i, line in enumerate(lines):
         if line.endswith(":") and not followed(i):

@@ -871,11 +871,14 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     ``urls``: each passage's page address, that its relative links resolve against (`resolve_links`)."""
     text, own_line = "", False
     direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
+    depth = _nesting([(c.passage, c.position, texts[c.passage], c.unit) for c in direct if c.unit.kind == ITEM])
     for k, c in enumerate(direct):
         shown = _shown(c, units[c.passage], texts[c.passage], urls[c.passage] if urls else "")
         if c.unit.kind == ITEM and not shown.endswith("```"):
             shown = _gist(shown, weights)
-        if shown.endswith(":") and not _followed_by_next(direct, k):
+        deeper_next = k + 1 < len(direct) and depth.get((direct[k + 1].passage, direct[k + 1].position), 0) > \
+            depth.get((c.passage, c.position), 0) and direct[k + 1].passage == c.passage
+        if shown.endswith(":") and not (_followed_by_next(direct, k) or deeper_next):
             # what it introduces (an example program, a long list) is not shown here but quoted below: a colon
             # with nothing after it reads as a sentence cut off (issue 23)
             shown = shown[:-1].rstrip() + "."
@@ -886,7 +889,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         in_run = listed and any(d.passage == c.passage and abs(d.position - c.position) == 1 and d.unit.kind == ITEM
                                 for d in direct)  # a lone "3." reads as if steps 1 and 2 were lost
         step = _step_number(texts[c.passage], units[c.passage], c.position) if in_run else None
-        marker = f"{step}. " if step is not None else "• "  # numbered steps keep their number: the order matters
+        level = depth.get((c.passage, c.position), 0)
+        # numbered steps keep their number (the order matters); an item of a nested list is indented under its own
+        marker = "    " * level + (f"{step}. " if step is not None else "◦ " if level else "• ")
         piece = (marker + _LEAD_MARK.sub("", shown) if listed else shown) + mark
         # a sentence of another section starts its own line: a runbook's Escalation sentence ran on into the
         # Restarting section's "Run these commands from a bastion host:" as if one paragraph said both
@@ -1076,8 +1081,11 @@ def _join(text: str, units: list[Unit], picked: list[int], rendered: dict[int, s
     ``rendered``: units shown otherwise than `_render` shows them (an example's first lines, `_code_head`)."""
     out = ""
     previous: int | None = None
+    depth = _nesting([(0, i, text, units[i]) for i in picked if units[i].kind == ITEM])
     for i in picked:
         piece = (rendered or {}).get(i) or _render(text, units[i])
+        if depth.get((0, i)):  # an item of a nested list, indented under its own
+            piece = "    " * depth[(0, i)] + regex.sub(r"^• ", "◦ ", piece)
         ordinal = _lazy_ordinal(text, units, i)
         if ordinal is not None:
             piece = regex.sub(r"^1(?=[.)])", str(ordinal), piece, count=1)
@@ -1123,6 +1131,20 @@ def _step_number(text: str, units: list[Unit], i: int) -> int | None:
     if marker is None:
         return None
     return _lazy_ordinal(text, units, i) or int(marker.group(2))
+
+
+def _nesting(items: list[tuple[int, int, str, Unit]]) -> dict[tuple[int, int], int]:
+    """``(passage, position)`` → how deep each shown list item sits among the shown items of its passage (0:
+    the least indented; ``items``: ``(passage, position, passage text, unit)``), by the indentation of its line.
+    A conference page's "Five days to ten days in advance for:" and the events under it were one flat run of
+    bullets, the timelines and the events they apply to indistinguishable."""
+    indents: dict[int, set[int]] = {}
+    width = {}
+    for passage, position, text, unit in items:
+        line = _line_of(text, unit)
+        width[(passage, position)] = len(line) - len(line.lstrip(" \t"))
+        indents.setdefault(passage, set()).add(width[(passage, position)])
+    return {key: sorted(indents[key[0]]).index(w) for key, w in width.items()}
 
 
 def _line_of(text: str, unit: Unit) -> str:

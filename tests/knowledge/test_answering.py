@@ -191,8 +191,26 @@ def test_steps_all_numbered_one_are_quoted_with_their_step_numbers():
     text = ("To report an incident:\n\n1. Email the service desk.\n   - Include details.\n1. Check the plan.\n"
             "1. Answer the IR team's questions:\n   1. What systems?\n   2. How long?\n1. Rotate the secrets.")
     quoted = evidence_quote(text, split_units(text), 8, 450)
-    steps = [line.split(" ")[0] for line in quoted.splitlines() if line[0].isdigit()]
+    steps = [line.split()[0] for line in quoted.splitlines() if line.strip()[0].isdigit()]
     assert steps == ["1.", "2.", "3.", "1.", "2.", "4."]
+    # the questions of step 3 are its own list: indented under it, as the page nests them
+    assert "\n    1. What systems?\n    2. How long?\n4. Rotate" in quoted
+    assert "\n    ◦ Include details.\n2. Check" in quoted
+
+
+def test_a_direct_answer_indents_a_nested_lists_items_under_their_own():
+    """A conference page's timelines ("Five days to ten days in advance for:") and the events under each were
+    one flat run of bullets."""
+    text = ("Submit requests:\n\n- Five days in advance for:\n  - Events under $2,500\n"
+            "- Three weeks in advance for:\n  - Events over $2,500\n  - Speaking events")
+    units = split_units(text)
+    passage = Passage(chunk_id="d#0", doc_id="d", collection="c", title="Approvals", url="d", heading_path=(),
+                      text=text, score=0.9, dense_score=0.6, bm25_score=5.0,
+                      last_modified=datetime(2025, 2, 27, tzinfo=timezone.utc), evidence={"cosine": 0.6},
+                      unit_scores=tuple((u.start, u.end, 0.6) for u in units if u.answerable))
+    answer = compose_answer("how far in advance do I submit a request for events over $2,500?", [passage],
+                            AnswerConfig(calibration=CalibrationConfig()))
+    assert "• Three weeks in advance for:\n    ◦ Events over $2,500" in answer.direct_answer, answer.direct_answer
 
 
 def test_a_quote_from_the_middle_of_steps_skips_none_of_those_before_the_evidence():
