@@ -6,8 +6,9 @@ as "{earlier question} {follow-up}" they find the page the thread is about, and 
 move the answer to the part it asks for. A reply that says enough on its own (`is_elliptical` False) is
 asked as written: prefixing an unrelated earlier question would only blur it. A short reply can also change
 the subject ("what about the password length?" under a printer question): when the completed query's answer
-holds none of the words the reply adds to the thread's question, it is answered alone, refused if need be
-(a newcomer's sandbox try answered it with the printer page, confidently).
+holds none of the words the reply adds to the thread's question, it is answered alone (a newcomer's sandbox
+try answered it with the printer page, confidently), refused if need be, unless it points back at the thread
+("how long is it valid?", `leans_on_thread`) and alone nothing answers it.
 
 The earlier questions come from the feedback store (the caller reads them; no Slack API call).
 """
@@ -15,6 +16,8 @@ The earlier questions come from the feedback store (the caller reads them; no Sl
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import regex
 
 from knowledge.language import detect_language
 from knowledge.service import validate_question
@@ -106,9 +109,27 @@ def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> A
         return kb.ask(question, where=where)
     asked = validate_question(question, limit)
     answer = kb.ask(query, where=where)
-    if not _speaks_to(answer, question, thread_context(earlier) or ""):  # a new subject, not a follow-up
-        # asked alone, even when that is refused: "What are the core hours?" under two leave questions was answered
-        # from the leave policy at low confidence, the page of the thread's subject, not of the question's
-        return kb.ask(question, where=where)
+    if not _speaks_to(answer, question, thread_context(earlier) or ""):  # maybe a new subject, not a follow-up
+        # asked alone: "What are the core hours?" under two leave questions was answered from the leave policy at
+        # low confidence, the page of the thread's subject, not of the question's; but a reply that points back
+        # at the thread ("how long is it valid?" under a VPN question, where the page says "expires after 180
+        # days") keeps the thread's answer when alone it is refused
+        alone = kb.ask(question, where=where)
+        if not alone.refused or not leans_on_thread(question):
+            return alone
     answer.question, answer.language = asked, detect_language(asked)
     return answer
+
+
+#: What makes a reply point back at its thread: a pronoun for the thread's subject, a reply opening with "and" or
+#: "but", "what about …"; Korean 그럼/그건/그거 or a topic ending "…는요?"; Japanese じゃあ/それ or "…は？".
+_LEANS = regex.compile(
+    r"\b(it|its|that|this|these|those|they|them|there)\b|^\W*(and|or|but|so|also|then)\b|\b(what|how) about\b|"
+    r"^\W*(그럼|그러면|그건|그거|그리고|또)|[은는]요\W*$|^\W*(じゃあ|では|それ|あと)|[はも][？?]\s*$",
+    regex.I)
+
+
+def leans_on_thread(question: str) -> bool:
+    """Whether a reply points back at its thread's subject (`_LEANS`): "and if it doesn't work?", "what about
+    for dads?", "v2는요?", "月払いの場合は？"; "What are the core hours?" does not."""
+    return bool(_LEANS.search(question))

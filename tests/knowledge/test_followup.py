@@ -67,3 +67,40 @@ def test_a_short_reply_on_a_subject_no_page_covers_is_refused_not_answered_from_
 
     assert ask_in_thread(kb, "What are the core hours?", earlier).refused
     assert not ask_in_thread(kb, "and for part-time staff?", earlier).refused  # the thread's subject still
+
+
+VPN_PAGE = """---
+title: VPN Setup
+---
+# VPN Setup
+
+## Install
+
+1. Install the WireGuard client.
+2. Request a VPN profile in the IT portal.
+3. Import the profile and click Activate.
+
+The VPN profile expires after 180 days; request a new one from the IT portal.
+
+## Troubleshooting
+
+If the tunnel does not come up, check that your clock is correct and restart the client.
+"""
+
+
+def test_a_reply_that_points_back_at_the_thread_keeps_its_subject_when_alone_nothing_answers(
+        tmp_path, sample_settings, embedder) -> None:
+    """A newcomer's thread: under "How do I connect to the VPN?", "how long is it valid" and "and if it doesn't
+    work?" were refused. The page says "expires", not "valid": the thread's answer holds no word the reply
+    adds, and alone the reply names nothing; its "it" points back at the VPN."""
+    from knowledge.followup import ask_in_thread, leans_on_thread
+    from tests.conftest import written_kb
+
+    kb = written_kb(tmp_path, {"vpn.md": VPN_PAGE}, sample_settings, embedder)
+    earlier = ["How do I connect to the VPN?"]
+
+    valid = ask_in_thread(kb, "how long is it valid", earlier)
+    assert not valid.refused and "180 days" in valid.direct_answer
+    assert not ask_in_thread(kb, "and if it doesn't work?", earlier).refused
+    assert ask_in_thread(kb, "What are the core hours?", earlier).refused  # a new subject, named outright
+    assert leans_on_thread("v2는요?") and leans_on_thread("月払いの場合は？") and not leans_on_thread("What are the core hours?")
