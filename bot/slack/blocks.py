@@ -48,6 +48,7 @@ _URL_BREAKERS = regex.compile(r"[<>|\s]")
 _ATOM = regex.compile(r"&[A-Za-z]{2,8};|&#[0-9]{1,7};|<[^<>\n]*>")
 #: A code fence line.
 _FENCE_LINE = regex.compile(r"^[ \t]*(?:```|~~~)")
+_FENCE_INFO = regex.compile(r"^([ \t]*(?:```|~~~))[^`\n]*")
 #: An inline code span, and the placeholder that stands for one while the prose around it is converted.
 _INLINE_CODE = regex.compile(r"`[^`\n]+`")
 _SET_ASIDE = regex.compile("\ue000(\\d+)\ue001")
@@ -67,7 +68,13 @@ def to_mrkdwn(markdown: str) -> str:
     shown raw), ``\-``-style escapes their character. Code, fenced or inline, is only escaped: a quoted
     ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input can produce a
     mention or a special command."""
-    return "".join(escape(part) if code else _prose_mrkdwn(part) for code, part in _code_and_prose(markdown))
+    return "".join(escape(_bare_fence(part)) if code else _prose_mrkdwn(part) for code, part in _code_and_prose(markdown))
+
+
+def _bare_fence(code: str) -> str:
+    """A fenced block without its opening fence's language: Slack has no syntax highlighting and shows the word
+    as the block's first line ("bash" above `sudo wg show`, a newcomer's VPN quote)."""
+    return _FENCE_INFO.sub(r"\1", code, count=1)
 
 
 def _prose_mrkdwn(markdown: str) -> str:

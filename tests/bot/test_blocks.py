@@ -76,8 +76,9 @@ def test_escape() -> None:
         ("[<!here>](https://x.example)", "<https://x.example|&lt;!here&gt;>"),
         ("[click](javascript:alert(1))", "[click](javascript:alert(1))"),  # only http(s) links
         ("a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"),
-        # code is only escaped: a Pydantic example showed `GenericModelint` for `GenericModel[int](a=1)`
-        ("```python\nm = G[int](a=1)  # **kw** <@U1>\n```\nthen **b**", "```python\nm = G[int](a=1)  # **kw** "
+        # code is only escaped: a Pydantic example showed `GenericModelint` for `GenericModel[int](a=1)`; its
+        # fence loses its language, which Slack showed as the block's first line ("bash" above `sudo wg show`)
+        ("```python\nm = G[int](a=1)  # **kw** <@U1>\n```\nthen **b**", "```\nm = G[int](a=1)  # **kw** "
          "&lt;@U1&gt;\n```\nthen *b*"),
         ("use `f(**kwargs)` or `[x](https://y.example)`", "use `f(**kwargs)` or `[x](https://y.example)`"),
         ("[set up a `CODE` highlight](https://x.example/a), **`x`**", "<https://x.example/a|set up a `CODE` highlight>, *`x`*"),
