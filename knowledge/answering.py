@@ -172,7 +172,9 @@ def compose_answer(question: str, candidates: list[Passage], cfg: AnswerConfig, 
     # the reader's probability alone: the retrieval band beside it labelled right answers "low" (half of them by
     # the band's design: a newcomer's exact Japanese and Korean answers), and on the fitting part it told right from
     # wrong no better (right among "low" replies 54 % and among the others 68 %, against 53 % and 68 % without it)
-    answer.low_confidence = answer.confidence < model.low
+    # two sources stating different values is a reason of its own (docs/using.md): the reader cannot tell which
+    # is current, whatever its probability that the direct answer holds "the" fact
+    answer.low_confidence = answer.confidence < model.low or bool(answer.warnings)
     answer.high_confidence = not answer.low_confidence and answer.confidence >= model.high
     answer.low_confidence_reason = _low_reason(answer) if answer.low_confidence else ""
     answer.text = plain_text(answer)
@@ -1167,6 +1169,14 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2,
     return ["\n\n".join(units) for units in focus]
 
 
+def _stated_date(p: Passage, language: str) -> str:
+    """``p``'s date as a disagreement names it: "2026-01-15", or "file date 2026-12-05" when it is the file's
+    modification time (no front matter date, no Git history): a page copied today looked like the current one
+    against a page dated in its front matter (a newcomer's 20 vs 25 vacation days)."""
+    day = f"{p.last_modified:%Y-%m-%d}"
+    return message("answer.file_date", language, date=day) if p.date_source == "mtime" else day
+
+
 def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str],
                   language: str = "en") -> list[str]:
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
@@ -1186,7 +1196,7 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
                 warned.add(pair)
                 warnings.append(message(
                     "answer.disagreement", language,
-                    first=numbers[a.doc_id], first_title=a.title, first_date=f"{a.last_modified:%Y-%m-%d}",
+                    first=numbers[a.doc_id], first_title=a.title, first_date=_stated_date(a, language),
                     first_value=va.with_unit, second=numbers[b.doc_id], second_title=b.title,
-                    second_date=f"{b.last_modified:%Y-%m-%d}", second_value=vb.with_unit))
+                    second_date=_stated_date(b, language), second_value=vb.with_unit))
     return warnings

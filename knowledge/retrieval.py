@@ -506,6 +506,7 @@ class Retriever:
             last_modified=datetime.fromisoformat(doc["last_modified"]),
             visibility=self._visibility(doc),
             outdated=bool(doc.get("outdated")),
+            date_source=doc.get("date_source", ""),
             evidence={k: round(v, 4) for k, v in evidence.items()},
             unit_scores=units,
         )

@@ -49,6 +49,8 @@ class Passage:
         unit_scores: ``((start, end, cosine), ...)`` of the chunk's embedded answer units against the
             question (`knowledge.sentences`); empty when the index has no unit vectors.
         outdated: the page marks itself out of date (front matter ``outdated: true``; issue 11 item 7).
+        date_source: where ``last_modified`` comes from: ``"front matter"``, ``"git"`` (last commit) or
+            ``"mtime"`` (the file's modification time: when it was copied, not when it was written); "" unknown.
         unit_xl: ``((start, end, cosine), ...)`` of its answerable units under the cross-lingual model, for
             the answer reader (`knowledge.crosslingual.with_reader_cosines`); empty when not read so.
     """
@@ -70,6 +72,7 @@ class Passage:
     unit_scores: tuple = field(default=(), compare=False)
     outdated: bool = False
     unit_xl: tuple = field(default=(), compare=False)
+    date_source: str = ""
 
     @property
     def heading(self) -> str:

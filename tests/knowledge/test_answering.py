@@ -89,6 +89,19 @@ def test_two_quoted_sources_that_disagree_produce_a_warning_naming_both():
     assert "30 seconds" in warning and "60 seconds" in warning
     assert "Webhooks (2026-01-05)" in warning and "Runbook: webhook failures (2026-01-09)" in warning
     assert warning in answer.text
+    # the reply cannot tell which is current: labelled low, saying why (a newcomer's 20 vs 25 vacation days
+    # carried the warning at confidence 0.85 and no label)
+    assert answer.low_confidence and answer.low_confidence_reason == "the pages disagree"
+
+
+def test_a_disagreement_says_when_a_date_is_only_the_files():
+    """A page without a date of its own is dated by its file, the day it was copied: named as such, it no longer
+    looks like the current one."""
+    a = replace(_passage(WEBHOOK_DOCS, "api:webhooks.md", 0.8, "Webhooks", day=5), date_source="mtime")
+    b = replace(_passage(WEBHOOK_RUNBOOK, "runbooks:webhook-failures.md", 0.7, "Runbook", day=9),
+                date_source="front matter")
+    (warning,) = compose_answer("what's the webhook timeout?", [a, b], AnswerConfig(calibration=CalibrationConfig())).warnings
+    assert "Webhooks (file date 2026-01-05)" in warning and "Runbook (2026-01-09)" in warning
 
 
 def test_agreeing_sources_give_no_warning():
