@@ -147,6 +147,7 @@ _LABEL_PERIOD = regex.compile(r"\b(" + "|".join(_PERIOD_ADJECTIVES) + r")\b")
 #: The noun a hyphenated value modifies: "40-hour week", "30-day trial".
 _MODIFIED = regex.compile(r"^\s+([A-Za-z]+)")
 _ITEM_START = regex.compile(r"^(?:[-*+]\s|\d+[.)]\s|#)")
+_HEADING_LINE = regex.compile(r"^#{1,6}(?:\s|$)")
 _TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 #: One "header: cell" part of a rendered table row (`_rendered_row`): a header without ":", "·" or "|".
 _RENDERED_CELL = regex.compile(r"^\s*([^:·|]{1,80}?):\s+(\S.*?)\s*$")
@@ -355,6 +356,8 @@ def _blocks(text: str) -> list[str | list[tuple[str, str]]]:
             flush()
         if stripped:
             paragraph.append(stripped)
+        if _HEADING_LINE.match(stripped):  # a heading is a block of its own, blank line after it or not
+            flush()
     flush()
     return blocks
 

@@ -410,3 +410,43 @@ def test_the_job_finds_two_pages_counting_one_thing_differently(tmp_path, embedd
     found = find_contradictions(kb.index(), embedder)
 
     assert {frozenset((c.value_a, c.value_b)) for c in found} == {frozenset(("3 devices", "5 devices"))}
+
+
+VACATION = {
+    "benefits.md": """---
+title: Benefits
+---
+# Benefits
+- **Health insurance**: Acme pays the whole premium for employees.
+- **Vacation**: full-time employees get 20 days of paid vacation per year, plus public holidays.
+- **Learning budget**: $1,000 per year for courses and books.
+""",
+    "leave-policy.md": """---
+title: Leave Policy
+updated: 2026-01-15
+---
+# Leave Policy
+Acme Corp gives every full-time employee **25 days of paid vacation per year**. Part-time employees get a
+pro-rated amount.
+""",
+}
+
+
+def test_the_job_finds_two_pages_naming_one_allowance_differently(tmp_path, embedder):
+    """A newcomer's benefits list and leave policy: `ask` warned "20 days" against "25 days", the job found nothing
+    (chunk cosine 0.58, statements at 0.74); five shared words that are no period (full, time, employee, paid,
+    vacation) now say it is one thing. A heading with no blank line after it is no part of the sentence below it."""
+    from tests.bot.test_cli_ingest import write_pages
+
+    docs = write_pages(tmp_path / "docs", VACATION)
+    kb = KnowledgeBase(Settings(sources=[SourceConfig(name="docs", path=str(docs))]), tmp_path / "home",
+                       embedder=embedder)
+    kb.sync()
+
+    (found,) = find_contradictions(kb.index(), embedder)
+
+    assert {found.value_a, found.value_b} == {"20 days", "25 days"}
+    assert {found.sentence_a, found.sentence_b} >= {"Acme Corp gives every full-time employee 25 days of paid "
+                                                    "vacation per year."}
+    assert [v.sentence for v in extract_values("# Webhooks\nDelivery times out after 30 seconds.")] == [
+        "Delivery times out after 30 seconds."]
