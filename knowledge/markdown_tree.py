@@ -244,6 +244,12 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
             if items and not items[-1][2]:
                 first, item_kind = items[-1][0], ITEM
                 items[-1][2] = True
+            elif (asked := _faq_question(tokens[i + 1].content)) is not None:
+                out.append(Block(LABEL, first, first + 1, inline_text(asked, env), level=LABEL_LEVEL,
+                                 depth=len(items), quoted=bool(quoted)))
+                out.append(Block(PARAGRAPH, first + 1, tok.map[1], inline_text(tokens[i + 1].content.split("\n", 1)[1], env),
+                                 depth=len(items), quoted=bool(quoted)))
+                continue
             out.append(Block(item_kind, first, tok.map[1], inline_text(tokens[i + 1]), depth=len(items),
                              number=items[-1][1] if item_kind == ITEM else None, quoted=bool(quoted)))
         elif kind == "html_block" and tok.map:
@@ -274,6 +280,19 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
                 out.append(Block(ROW, span[0], span[1], cells=tuple(row), header=header, depth=len(items),
                                  quoted=bool(quoted)))
     return out
+
+
+#: A paragraph's first line that is only a bold question ("**When is payday?**"), its answer on the lines below.
+_BOLD_QUESTION = regex.compile(r"^(\*\*|__)(?=\S)[^\n]*?[?？](\1)\s*$")
+
+
+def _faq_question(content: str) -> str | None:
+    """The bold question that opens a paragraph whose answer follows on its next lines (a FAQ written
+    "**When is payday?**" / "Salaries are paid on the 25th."), else None. Read as a label, a heading for the
+    lines under it: a newcomer's FAQ page answered "When is payday?" with the other entries' sentences spliced
+    in ("… They must be used before March 31 … Who do I tell if I am sick? …")."""
+    first, _, rest = content.partition("\n")
+    return first if rest.strip() and _BOLD_QUESTION.match(first) else None
 
 
 def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:

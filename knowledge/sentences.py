@@ -28,8 +28,9 @@ from knowledge import markdown_tree as tree
 #: marker reads as its word, "[!WARNING]" → "Warning:"; 12: an aside's example with two blank lines in it is
 #: one code block, and no chunk opens inside code, `knowledge.chunking`; 13: no space after a Japanese full stop
 #: where the page wraps a line, `knowledge.markdown_tree.squash_spaces`; a heading over a section of commands only
-#: is their lead-in and embedded with them).
-UNITS_VERSION = 13
+#: is their lead-in and embedded with them; 14: a paragraph opening with a bold question on its own line is a FAQ
+#: entry, the question a label over its answer, `knowledge.markdown_tree._faq_question`).
+UNITS_VERSION = 14
 
 SENTENCE = "sentence"
 ITEM = "item"

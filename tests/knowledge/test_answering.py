@@ -1081,3 +1081,35 @@ def test_a_quoted_sentence_leading_to_a_long_example_shows_the_examples_first_li
 
     assert quote.startswith("You can catch and handle the raised error:\n```python\nline_0 = 0\n")
     assert quote.endswith("\n…\n```") and len(quote) <= 300
+
+
+FAQ_PAGE = """---
+title: HR FAQ
+---
+# HR FAQ
+
+**Can I carry over unused vacation days?**
+Yes, up to 5 days. They must be used before March 31 of the next year.
+
+**When is payday?**
+Salaries are paid on the 25th of each month. If the 25th is a weekend, you are paid on the Friday before.
+
+**Who do I tell if I am sick?**
+Tell your manager on Slack before 10:00 and log the sick day in the HR portal.
+"""
+
+
+def test_a_faq_entry_written_as_a_bold_question_is_a_section_of_its_own(tmp_path, sample_settings, embedder):
+    """A newcomer's FAQ ("**When is payday?**" over its answer): the questions were read as sentences of one
+    paragraph, and the reply ran "When is payday? Salaries are paid … They must be used before March 31 … Who do I
+    tell if I am sick? …"."""
+    units = split_units(FAQ_PAGE.split("---", 2)[2])
+    assert [(u.kind, u.display) for u in units[1:4]] == [
+        ("heading", "Can I carry over unused vacation days?"), ("sentence", "Yes, up to 5 days."),
+        ("sentence", "They must be used before March 31 of the next year.")]
+
+    answer = written_kb(tmp_path, {"faq.md": FAQ_PAGE}, sample_settings, embedder).ask("When is payday?")
+
+    assert "25th of each month" in answer.direct_answer.split("\n")[0]
+    assert "When is payday?" not in answer.direct_answer and "Who do I tell" not in answer.direct_answer
+    assert answer.citations[0].heading == "When is payday?"
