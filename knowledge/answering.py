@@ -727,19 +727,31 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
 
 def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list[list[Unit]], texts: list[str],
                 limit: int) -> list[_Candidate]:
-    """``direct`` led by the whole numbered list when its best unit is a step of one ("2. Open …"): steps 2, 4 and
-    5 alone, with 1 and 3 left to a quote, cannot be followed (a newcomer's VPN page; issue 22, "a how-to gets
-    the steps in order with their lead-in"). The lead-in and every step in order, then the other units as room
-    allows (``limit`` plus `LIST_ROOM` characters); unchanged when the steps do not fit."""
-    if best is not None and (steps := _steps_around(best, units, texts)) is not None:
-        if sum(len(units[best.passage][p].display) for p in steps) <= limit + LIST_ROOM:
-            at = {(c.passage, c.position): c for c in direct}
-            out = [at.get((best.passage, p)) or _placed(best, p, units[best.passage]) for p in steps]
-            for c in direct:
-                if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:
-                    out.append(c)
-            return out
-    return direct
+    """``direct`` with the whole numbered list, lead-in first, when its best unit is a step of one ("2. Open …") or
+    it holds two steps of one: steps 2, 4 and 5 alone, with 1 and 3 left to a quote, cannot be followed (a
+    newcomer's VPN page, twice: led by step 2, then by the page's "The VPN profile expires …" with step 3 left
+    out; issue 22, "a how-to gets the steps in order with their lead-in"). The steps take the place of the first
+    chosen one (the lead when the best unit is a step), the other units follow as room allows (``limit`` plus
+    `LIST_ROOM` characters); unchanged when the steps do not fit."""
+    anchor = best if best is not None and _steps_around(best, units, texts) is not None else None
+    if anchor is None:
+        stepped = [c for c in direct if _steps_around(c, units, texts) is not None]
+        anchor = next((c for c in stepped if any(
+            d is not c and d.passage == c.passage and _steps_around(d, units, texts) == _steps_around(c, units, texts)
+            for d in stepped)), None)
+    if anchor is None:
+        return direct
+    steps = _steps_around(anchor, units, texts)
+    if sum(len(units[anchor.passage][p].display) for p in steps) > limit + LIST_ROOM:
+        return direct
+    at = {(c.passage, c.position): c for c in direct}
+    listed = [at.get((anchor.passage, p)) or _placed(anchor, p, units[anchor.passage]) for p in steps]
+    before = [] if anchor is best else direct[:next(i for i, c in enumerate(direct) if c in listed)]
+    out = before + listed
+    for c in direct:
+        if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:
+            out.append(c)
+    return out
 
 
 def _steps_around(c: _Candidate, units: list[list[Unit]], texts: list[str]) -> list[int] | None:
@@ -888,8 +900,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
         last_of_source = k + 1 == len(direct) or numbers[direct[k + 1].passage] != numbers[c.passage]
         mark = "" if not last_of_source else (
             f"\n[{numbers[c.passage]}]" if shown.endswith("```") else f" [{numbers[c.passage]}]")  # not on a fence
-        in_run = listed and any(d.passage == c.passage and abs(d.position - c.position) == 1 and d.unit.kind == ITEM
-                                for d in direct)  # a lone "3." reads as if steps 1 and 2 were lost
+        # a lone "3." reads as if steps 1 and 2 were lost; a step's own code block does not break the run
+        in_run = listed and any(d.passage == c.passage and d.unit.kind == ITEM and d is not c
+                                and _only_code_between(units[c.passage], d.position, c.position) for d in direct)
         step = _step_number(texts[c.passage], units[c.passage], c.position) if in_run else None
         level = depth.get((c.passage, c.position), 0)
         # numbered steps keep their number (the order matters); an item of a nested list is indented under its own
@@ -1133,6 +1146,13 @@ def _step_number(text: str, units: list[Unit], i: int) -> int | None:
     if marker is None:
         return None
     return _lazy_ordinal(text, units, i) or int(marker.group(2))
+
+
+def _only_code_between(units: list[Unit], a: int, b: int) -> bool:
+    """Whether units ``a`` and ``b`` of a passage are neighbours but for code blocks between them (a step's
+    command, indented under it: "2. Look at the pods:" ``kubectl …`` "3. If a pod …")."""
+    low, high = sorted((a, b))
+    return all(u.kind == CODE for u in units[low + 1:high])
 
 
 def _nesting(items: list[tuple[int, int, str, Unit]]) -> dict[tuple[int, int], int]:

@@ -1113,3 +1113,68 @@ def test_a_faq_entry_written_as_a_bold_question_is_a_section_of_its_own(tmp_path
     assert "25th of each month" in answer.direct_answer.split("\n")[0]
     assert "When is payday?" not in answer.direct_answer and "Who do I tell" not in answer.direct_answer
     assert answer.citations[0].heading == "When is payday?"
+
+
+RUNBOOK_STEPS = """---
+title: On-call Runbook
+---
+# On-call Runbook
+
+## API latency high
+
+1. Check the dashboard "API overview" in Grafana.
+2. Look at the pods:
+
+   ```bash
+   kubectl -n prod get pods -l app=api
+   ```
+
+3. If a pod uses more than 90% CPU, scale the deployment:
+
+   ```bash
+   kubectl -n prod scale deployment/api --replicas=6
+   ```
+
+4. Post a status update in #incidents every 30 minutes.
+"""
+
+
+def test_steps_keep_their_numbers_past_a_steps_own_code_block(tmp_path, sample_settings, embedder):
+    """A newcomer's runbook: steps 3 and 4, after a command indented under step 2, became "•" bullets."""
+    answer = written_kb(tmp_path, {"oncall.md": RUNBOOK_STEPS}, sample_settings, embedder).ask(
+        "How do I scale the API deployment when latency is high?")
+
+    assert "\n3. If a pod uses more than 90% CPU" in answer.direct_answer, answer.direct_answer
+    assert "\n4. Post a status update" in answer.direct_answer
+    assert "• " not in answer.direct_answer
+
+
+VPN_STEPS = """---
+title: VPN Setup
+---
+# VPN Setup
+
+All access to internal tools goes through the WireGuard VPN.
+
+## Install
+
+1. Install the WireGuard client from the vendor's site.
+2. Open the IT portal and click **Request VPN profile**.
+3. Download the `acme-wg.conf` file you receive by email.
+4. Import the file in WireGuard with **Import tunnel(s) from file**.
+5. Click **Activate**. Your status should say "Active" within 10 seconds.
+
+## Troubleshooting
+
+If the tunnel does not come up, check that your clock is correct and restart the client.
+
+The VPN profile expires after 180 days; request a new one from the IT portal.
+"""
+
+
+def test_two_steps_of_one_list_bring_every_step_whatever_leads(tmp_path, sample_settings, embedder):
+    """A newcomer's Korean VPN question: led by the expiry sentence, the reply showed steps 1, 2, 4 and 5."""
+    answer = written_kb(tmp_path, {"vpn.md": VPN_STEPS}, sample_settings, embedder).ask("VPN은 어떻게 연결하나요?")
+
+    steps = [line.split(".")[0] for line in answer.direct_answer.splitlines() if line[:1].isdigit()]
+    assert steps == ["1", "2", "3", "4", "5"], answer.direct_answer
