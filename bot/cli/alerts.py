@@ -5,6 +5,7 @@
     minerva unsilence FINGERPRINT              end its silences now
     minerva killswitch list|enable COLLECTION|disable COLLECTION|quarantine DOC_ID|release DOC_ID
     minerva jobs list | minerva jobs run NAME  the monitoring jobs; a run is recorded like a scheduled one
+    minerva jobs preview [daily|weekly]      the digest and owners' messages as Slack would show them, unposted
     minerva report [--out report.html] [--no-signals]   the weekly quality report as one HTML page
 
 Each command opens the store, calls one library function and prints; a `config.MinervaError` becomes ``Error: …``
@@ -261,6 +262,52 @@ def jobs_run(obj, name: str, now: datetime | None) -> None:
                                    f"`minerva jobs list` shows its runs): {result.error}")
     found = f", {result.findings} finding(s)" if result.findings is not None else ""
     click.echo(f"job {name}: ok (run #{result.run_id}{found})")
+    routing = runner.env.config.routing
+    channel = {"daily_digest": routing.daily_digest_channel, "weekly_digest": routing.weekly_digest_channel}
+    if name in channel and (not channel[name] or runner.env.notifier is None):
+        why = "no digest channel is set" if not channel[name] else "SLACK_BOT_TOKEN is not set"
+        click.echo(f"  nothing was posted: {why}; `minerva jobs preview {name.split('_')[0]}` prints what it would "
+                   "post, and to each page owner")
+
+
+@jobs.command("preview")
+@click.argument("kind", type=click.Choice(["daily", "weekly"]), default="daily")
+@now_option
+@click.pass_obj
+def jobs_preview(obj, kind: str, now: datetime | None) -> None:
+    """Print the KIND digest and each page owner's direct message as Slack would show them, posting and recording
+    nothing (no Slack token needed): what `jobs run daily_digest` would send now."""
+    from bot.cli.sandbox.conversation import render
+    from bot.slack.digest_blocks import digest_messages
+    from bot.slack.owner_blocks import owner_message
+    from jobs import owners
+    from jobs.digest import build_digest
+
+    cfg = _alerts_config(obj)
+    now = now or _now()
+    digest = build_digest(obj.store, cfg, kind=kind, now=now)
+    channel = cfg.routing.daily_digest_channel if kind == "daily" else cfg.routing.weekly_digest_channel
+    click.echo(f"### {kind} digest to {channel or '(no channel set: slack.digest_channel in your config)'}")
+    if digest.empty and kind == "daily":
+        click.echo("(nothing to post: an empty daily digest is not posted)")
+    else:
+        messages = digest_messages(digest, top_items=cfg.digest.top_items)
+        click.echo(render({"blocks": messages.main.blocks, "text": messages.main.text}))
+        for reply in messages.thread:
+            click.echo("  ↳ in its thread:")
+            click.echo(render({"blocks": reply.blocks, "text": reply.text}))
+    if kind != "daily":
+        return
+    try:
+        documents = obj.kb.index().documents
+    except Exception as exc:  # no index yet: no pages, no owners
+        click.echo(f"(no page owners' messages: {exc})")
+        return
+    defaults = {s.name: s.owner for s in obj.settings.sources if s.owner}
+    for report in owners.collect(obj.store, cfg, documents, defaults, now=now):
+        message = owner_message(report)
+        click.echo(f"\n### direct message to {report.owner}")
+        click.echo(render({"blocks": message.blocks, "text": message.text}))
 
 
 @click.command()

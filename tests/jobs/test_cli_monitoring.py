@@ -106,3 +106,20 @@ def test_jobs_run_and_report_take_now(home, tmp_path) -> None:
     assert out.exists()
     bad = CliRunner().invoke(cli, ["--home", str(home), "drift", "--now", "yesterday"])
     assert bad.exit_code == 2 and "not an ISO date" in bad.output
+
+
+def test_jobs_preview_prints_the_digest_slack_would_get_and_posts_nothing(home) -> None:
+    """A newcomer without Slack could not see a digest: `jobs run daily_digest` logged "no channel" and said ok."""
+    assert invoke(home, "jobs", "run", "freshness", "--now", "2029-03-01T08:00").exit_code == 0  # every page stale
+    ran = invoke(home, "jobs", "run", "daily_digest", "--now", "2029-03-01T09:00")
+    assert "nothing was posted: no digest channel is set; `minerva jobs preview daily`" in ran.output
+
+    shown = invoke(home, "jobs", "preview", "--now", "2029-03-01T09:00")
+
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("### daily digest to (no channel set")
+    assert "== Minerva daily digest · 2029-03-01 ==" in shown.output and "stale_document" in shown.output
+    assert "[Ack] [Silence 24h]" in shown.output
+    assert "### direct message to S0PLATFORM" in shown.output  # a page owner's, from the sample's front matter
+    again = invoke(home, "jobs", "preview", "--now", "2029-03-01T09:00")
+    assert again.output == shown.output  # nothing was recorded as delivered
