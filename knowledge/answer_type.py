@@ -100,3 +100,27 @@ def asked_sections(question: str) -> frozenset[str]:
     if asks_action(question):
         kinds.add("action")
     return frozenset(kinds)
+
+
+#: What kind of value a question asks for (`asked_value_kind`), in order of precedence: "how many days" is a
+#: duration, "how many devices" a count, "how much does it cost" money. The kinds are `knowledge.values.Value`'s.
+_ASKS_VALUE: tuple[tuple[str, regex.Pattern], ...] = (
+    ("duration", regex.compile(
+        r"\bhow (long|soon|often)\b|\bhow many (\w+ ){0,2}(seconds|minutes|hours|days|weeks|months|years|nights)\b|"
+        r"며칠|몇 ?(초|분|시간|일|주|개월|달|년)|얼마나 (오래|걸)|何(秒|分|時間|日|週間|ヶ月|か月|年)|どのくらい(の期間|かか)",
+        regex.I)),
+    ("percent", regex.compile(r"\bwhat percent|\bpercentage\b|\bhow many percent|몇 ?(퍼센트|%)|何(パーセント|%)", regex.I)),
+    ("money", regex.compile(
+        r"\bhow much\b|\b(price|prices|cost|costs|fee|fees|budget|allowance|stipend|per diem)\b|"
+        r"얼마|가격|요금|비용|수당|いくら|料金|価格|費用|手当", regex.I)),
+    ("count", regex.compile(r"\bhow many\b|\bnumber of\b|몇 ?(개|명|대|번|회)|何(人|回|台|個|件|名)", regex.I)),
+)
+
+
+def asked_value_kind(question: str) -> str | None:
+    """The kind of value (`knowledge.values.Value.kind`: ``"duration"``, ``"percent"``, ``"money"``,
+    ``"count"``) ``question`` asks for, or None: "how many vacation days do I get?" → duration, "how much is the
+    Team plan?" → money, "how many devices can I register?" → count. The expected answer type of
+    question-answering systems (Moldovan et al., ACL 2000): a unit stating a value of that kind is likelier the
+    answer than one stating another number."""
+    return next((kind for kind, pattern in _ASKS_VALUE if pattern.search(question)), None)

@@ -22,7 +22,7 @@ import regex
 
 from config import AnswerConfig
 from knowledge.answer_type import (
-    asked_sections, path_kind, states_action,
+    asked_sections, asked_value_kind, path_kind, states_action,
 )
 from knowledge.contradictions import passage_conflicts
 from knowledge.messages import message
@@ -520,11 +520,12 @@ class _Reading:
     replacing: frozenset[str]
     amounts: tuple[Value, ...]
     crosslingual: bool
+    value_kind: str | None = None  # the kind of value it asks for (`knowledge.answer_type.asked_value_kind`)
 
     @classmethod
     def of(cls, question: str, language: str = "en") -> "_Reading":
         return cls(bool(_ASKS_AMOUNT.search(question)), asked_sections(question), frozenset(replacement_terms(question)),
-                   tuple(_amounts(question)), language != "en")
+                   tuple(_amounts(question)), language != "en", asked_value_kind(question))
 
 
 def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dict[str, float],
@@ -576,6 +577,7 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
                 float(instruction), float(bool(reading.amounts) and _applies(unit.display, list(reading.amounts))),
                 float(pointer), float(leads_in(unit)), math.log(max(1, len(unit.display))),
                 float(bool(_ANAPHOR.match(unit.display))), float(reading.crosslingual), float(replaces),
+                float(bool(reading.value_kind) and _states_kind(unit.display, reading.value_kind)),
             ])
             misses = bool(reading.amounts) and _rules_against(unit.display, list(reading.amounts))
             out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=misses))
@@ -584,6 +586,11 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
         x[:, 1] = x[:, 0] - x[:, 0].max()
         x[:, 3] = x[:, 2] - x[:, 2].max()
     return out, x
+
+
+def _states_kind(text: str, kind: str) -> bool:
+    """Whether ``text`` states a value of ``kind`` (`knowledge.values.extract_values`)."""
+    return bool(_DIGIT.search(text)) and any(v.kind == kind for v in extract_values(text))
 
 
 def _rules_against(text: str, amounts: list[Value]) -> bool:

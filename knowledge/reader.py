@@ -57,6 +57,7 @@ FEATURES = (
     "anaphor",           # it leans on the sentence before ("This …", "It …")
     "crosslingual",      # the question is not in English (the pages mostly are)
     "replaces",          # it says what replaces an identifier the question names
+    "kind_asked",        # it states a value of the kind the question asks for (a duration for "how many days")
 )
 
 #: What the answer model reads: the best unit's logit, the retrieval's top calibrated score, the best unit's
