@@ -67,9 +67,10 @@ _DIGIT = regex.compile(r"\d")
 #: Passages the reader reads, best first: the high band's, then the low band's. Five hold the fact in 46 of
 #: kb-dev-v2's 50 answerable fitting questions, three in 44 (the quoted passages alone: 37).
 READ_PASSAGES = 5
-#: A unit this long (characters, compared loosely) that the direct answer holds inside a longer unit counts as
-#: said: shorter ones ("Yes.", "Pro") are common words, not repetition.
-SAID_INSIDE_CHARS = 30
+#: A unit of this many words or more that the direct answer holds inside a longer unit counts as said: shorter ones
+#: ("Yes.", "Pro plan") are common words, not repetition; six, the sentence `benchmarks/reply_garbles.py` counts
+#: as repeated ("You work 5 days a week." was quoted under the item that ends with it; 30 characters let it by).
+SAID_INSIDE_WORDS = 6
 _FENCE_ATTRIBUTES = regex.compile(r"^(\s*(?:```|~~~)[\w+-]*)[ \t]*\{[^}\n]*\}[ \t]*$", regex.M)
 _LINK_OR_URL = regex.compile(r"!?\[[^\]]{0,300}\]\((?!mailto:|tel:)[^)\s]*\)|<a\s[^>]*>.*?</a>|https?://\S+",
                              regex.I | regex.S)
@@ -413,7 +414,7 @@ def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int,
             if _shown(c, units[passage]).endswith("```"):
                 out.add(c.position + 1)
     out.update(i for i, u in enumerate(units[passage]) if u.answerable and (
-        (text := _same_text(u.display)) in shown_texts or (len(text) >= SAID_INSIDE_CHARS and text in shown)))
+        (text := _same_text(u.display)) in shown_texts or (len(text.split()) >= SAID_INSIDE_WORDS and text in shown)))
     return frozenset(out)
 
 
@@ -843,18 +844,19 @@ def _says_again(c: _Candidate, chosen: list[_Candidate]) -> bool:
     text = _same_text(c.unit.display)
     for other in chosen:
         known = _same_text(other.unit.display)
-        if text == known or (min(len(text), len(known)) >= SAID_INSIDE_CHARS and (text in known or known in text)):
+        if text == known or (min(len(text.split()), len(known.split())) >= SAID_INSIDE_WORDS
+                             and (text in known or known in text)):
             return True
     return False
 
 
 def _said_once(direct: list[_Candidate]) -> list[_Candidate]:
-    """``direct`` without a unit of `SAID_INSIDE_CHARS` or more that says again what an earlier one says: a list
+    """``direct`` without a unit of `SAID_INSIDE_WORDS` or more that says again what an earlier one says: a list
     brought whole from a second page repeated an item the first page's list had shown (two runbooks share
     their checks word for word). Short units ("Diagnosis steps:") stay: they introduce what follows them."""
     out: list[_Candidate] = []
     for c in direct:
-        if len(_same_text(c.unit.display)) >= SAID_INSIDE_CHARS and _says_again(c, out):
+        if len(_same_text(c.unit.display).split()) >= SAID_INSIDE_WORDS and _says_again(c, out):
             continue
         out.append(c)
     return out
