@@ -330,6 +330,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     model = current_model()
     direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
     best = direct[0] if direct else None
+    direct = [c for c in direct if c is best or not _answers_another_question(c, best, pool, pool_units)]
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
     direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars))
     keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
@@ -382,6 +383,28 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
     answer.text = plain_text(answer)
     return ranked
+
+
+def _answers_another_question(c: _Candidate, best: _Candidate, passages: list[Passage], units: list[list[Unit]]) -> bool:
+    """Whether unit ``c`` is the answer of another FAQ entry than the best unit's: under a bold question of its
+    own ("**When is payday?**", `knowledge.markdown_tree._faq_question`). Two newcomers wrote their FAQ so, and
+    "When is payday?" went on with "They must be used before March 31 …" and "Tell your manager on Slack …".
+    Question headings ("### Can I …?") are not held to it: the handbook's sections are often titled as questions,
+    and kb-dev-v2's hb-038 found its fact under the next one."""
+    asked = _faq_entry(c, passages, units)
+    return asked is not None and asked != _faq_entry(best, passages, units)
+
+
+def _faq_entry(c: _Candidate, passages: list[Passage], units: list[list[Unit]]) -> int | None:
+    """The position of the bold FAQ question unit ``c`` answers, None when its section has none."""
+    if c.section == 0:
+        return None
+    inside = [i for i, u in enumerate(units[c.passage]) if u.kind == HEADING]
+    if c.section > len(inside):
+        return None
+    at = inside[c.section - 1]
+    raw = passages[c.passage].text[units[c.passage][at].start:units[c.passage][at].end].lstrip()
+    return at if raw.startswith(("**", "__")) else None
 
 
 def _followed_by_next(direct: list[_Candidate], k: int) -> bool:
@@ -765,16 +788,27 @@ def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list
 def _steps_around(c: _Candidate, units: list[list[Unit]], texts: list[str]) -> list[int] | None:
     """Positions of the numbered list that unit ``c`` is a step of, its lead-in first when it has one; None when
     ``c`` is no numbered step."""
-    passage = units[c.passage]
-    if c.unit.kind != ITEM or _step_number(texts[c.passage], passage, c.position) is None:
+    passage, text = units[c.passage], texts[c.passage]
+    if c.unit.kind != ITEM or _step_number(text, passage, c.position) is None:
         return None
     first = last = c.position
-    while first > 0 and passage[first - 1].kind == ITEM:
+    while first > 0 and (passage[first - 1].kind == ITEM or _step_code(passage, text, first - 1)):
         first -= 1
-    while last + 1 < len(passage) and passage[last + 1].kind == ITEM:
+    while last + 1 < len(passage) and (passage[last + 1].kind == ITEM or _step_code(passage, text, last + 1)):
         last += 1
+    while passage[first].kind != ITEM:
+        first += 1
+    while passage[last].kind != ITEM:
+        last -= 1
     lead = list_lead_in(passage, first)
-    return ([lead] if lead is not None else []) + list(range(first, last + 1))
+    return ([lead] if lead is not None else []) + [p for p in range(first, last + 1) if passage[p].kind == ITEM]
+
+
+def _step_code(units: list[Unit], text: str, i: int) -> bool:
+    """Whether unit ``i`` is a code block indented under a list item (a step's own command): the steps go on
+    after it ("1. Open a shell on the node:" + ``ssh …`` + "2. See which directories are biggest:")."""
+    return units[i].kind == CODE and i > 0 and units[i - 1].kind in (ITEM, CODE) and \
+        _line_of(text, units[i])[:1] in (" ", "\t")
 
 
 def _with_warnings(direct: list[_Candidate], ranked: list[_Candidate]) -> list[_Candidate]:

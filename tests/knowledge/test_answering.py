@@ -1096,6 +1096,12 @@ Salaries are paid on the 25th of each month. If the 25th is a weekend, you are p
 
 **Who do I tell if I am sick?**
 Tell your manager on Slack before 10:00 and log the sick day in the HR portal.
+
+**Can I bring my dog to the office?**
+Dogs are welcome in the Berlin office on Fridays only. They are not allowed in the Seoul office.
+
+**How do I change my bank account?**
+Update it in the HR portal under *Profile → Payment*. Changes after the 15th apply from the next month.
 """
 
 
@@ -1112,6 +1118,7 @@ def test_a_faq_entry_written_as_a_bold_question_is_a_section_of_its_own(tmp_path
 
     assert "25th of each month" in answer.direct_answer.split("\n")[0]
     assert "When is payday?" not in answer.direct_answer and "Who do I tell" not in answer.direct_answer
+    assert "March 31" not in answer.direct_answer and "Tell your manager" not in answer.direct_answer  # other entries'
     assert answer.citations[0].heading == "When is payday?"
 
 
@@ -1178,3 +1185,48 @@ def test_two_steps_of_one_list_bring_every_step_whatever_leads(tmp_path, sample_
 
     steps = [line.split(".")[0] for line in answer.direct_answer.splitlines() if line[:1].isdigit()]
     assert steps == ["1", "2", "3", "4", "5"], answer.direct_answer
+
+
+DISK_STEPS = """---
+title: Disk Almost Full
+---
+# Disk Almost Full
+
+This alert fires when a node's root filesystem is more than 90% used for 10 minutes.
+
+## What to do
+
+1. Find the node from the alert labels and open a shell on it:
+
+   ```bash
+   ssh ops@$NODE
+   ```
+
+2. See which directories are biggest:
+
+   ```bash
+   sudo du -xh / --max-depth=2 | sort -h | tail -20
+   ```
+
+3. Clean the container images that are no longer used:
+
+   ```bash
+   sudo crictl rmi --prune
+   ```
+
+4. If usage is still above 85%, cordon the node and open a ticket for the platform team.
+
+## Who to call
+
+If the disk fills up completely, page the platform on-call through PagerDuty.
+"""
+
+
+def test_every_step_comes_when_steps_have_their_own_commands(tmp_path, sample_settings, embedder):
+    """A newcomer's runbook: the list of steps was cut at each step's code block, and the reply showed steps 2–5."""
+    answer = written_kb(tmp_path, {"disk.md": DISK_STEPS}, sample_settings, embedder).ask(
+        "DiskAlmostFull keeps firing, what do I do?")
+
+    steps = [line.split(".")[0] for line in answer.direct_answer.splitlines() if line[:1].isdigit()]
+    assert steps == ["1", "2", "3", "4"], answer.direct_answer
+    assert "ssh ops@$NODE" in answer.direct_answer
