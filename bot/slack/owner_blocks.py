@@ -28,6 +28,11 @@ TODO = {
 }
 
 
+#: Findings whose summary already names both pages, their dates and what each says: their evidence line only
+#: repeated it as "doc a: date …, doc id …; statements: kind duration, sentence a …" (a newcomer's owner message).
+SUMMARY_SAYS_ALL = frozenset({"contradiction"})
+
+
 def owner_message(report: OwnerReport) -> SlackMessage:
     """The direct message for ``report`` (text fallback and blocks)."""
     pages: dict[str, list[PageFinding]] = {}
@@ -46,7 +51,7 @@ def owner_message(report: OwnerReport) -> SlackMessage:
             body.append(f"• *{escape(f.alert)}* ({f.severity}): {escape(f.summary)}")
             if advice := _advice(f):
                 body.append(f"   _{advice}_")
-            evidence = _evidence(f.evidence)
+            evidence = "" if f.alert in SUMMARY_SAYS_ALL else _evidence(f.evidence)
             if evidence:
                 body.append(f"   evidence: {escape(evidence)}")
         text = "\n".join(body)

@@ -82,8 +82,10 @@ def _evidence(docs: dict[str, dict], doc_a: str, doc_b: str, items: list) -> dic
 
     def page(doc_id: str) -> dict[str, str]:
         doc = docs.get(doc_id, {})
+        date = str(doc.get("last_modified") or "")[:10]
+        # a page without a date of its own is dated by its file, the day it was copied: it is not the current one
         return {"doc_id": doc_id, "title": doc.get("title", ""), "url": doc.get("url", ""),
-                "date": str(doc.get("last_modified") or "")[:10]}
+                "date": f"file date {date}" if date and doc.get("date_source") == "mtime" else date}
 
     return {
         "doc_a": page(doc_a), "doc_b": page(doc_b),

@@ -51,3 +51,15 @@ def test_an_old_copy_with_a_newer_version_is_to_be_retired_not_fixed():
 
     assert "a newer version replaces this page (hb:2025/tock.md): retire it" in text
     assert text.count("check and correct it") == 1  # the current page is still to be fixed
+
+
+def test_a_contradiction_is_said_once_by_its_summary_not_again_as_evidence():
+    """A newcomer's owner message repeated the summary as "doc a: date …, doc id …; statements: kind duration, …"."""
+    summary = ("20 days vs 25 days (duration): hb:benefits.md (file date 2026-12-05) “Vacation: 20 days of paid "
+               "vacation per year.”; hb:leave.md (2026-01-15) “Every employee gets 25 days of paid vacation per year.”")
+    finding = PageFinding("hb:benefits.md", "Benefits", "", "contradiction", "warning", summary,
+                          {"doc_a": {"doc_id": "hb:benefits.md", "date": "file date 2026-12-05"},
+                           "statements": [{"kind": "duration", "value_a": "20 days", "value_b": "25 days"}]})
+    text = owner_message(OwnerReport("U999", [finding])).text
+
+    assert "file date 2026-12-05" in text and "evidence:" not in text and "statements" not in text

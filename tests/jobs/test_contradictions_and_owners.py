@@ -80,6 +80,9 @@ async def test_contradiction_alert_and_review_item_then_one_message_per_owner(kb
         assert pair.state == "firing" and pair.severity == "warning"
         pages = {pair.annotations["doc_a"]["doc_id"], pair.annotations["doc_b"]["doc_id"]}
         assert pages == {OLU, OPS} and all(pair.annotations[k]["date"] for k in ("doc_a", "doc_b"))
+        # the copied pages have no date of their own: their file's is named as such, in the summary too
+        assert all(pair.annotations[k]["date"].startswith("file date ") for k in ("doc_a", "doc_b"))
+        assert "(file date " in pair.summary
         stated = pair.annotations["statements"]
         assert {stated[0]["value_a"], stated[0]["value_b"]} == {"969", "1347"} and stated[0]["kind"] == "code"
         assert "969" in pair.summary and "1347" in pair.summary
