@@ -351,7 +351,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
             numbers[p.doc_id] = len(numbers) + 1
             answer.citations.append(
                 Citation(numbers[p.doc_id], p.doc_id, p.title, p.url, p.heading, p.score, p.last_modified, p.visibility,
-                         outdated=p.outdated)
+                         outdated=p.outdated, date_source=p.date_source)
             )
         else:  # another quoted section of a cited page: name it in the citation too
             i = numbers[p.doc_id] - 1

@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
-from knowledge.messages import age_text
+from knowledge.messages import age_text, message
 
 #: Confidence bands (DESIGN.md "Retrieval and answers"): score >= high → cite it; low <= score < high →
 #: shown only when nothing better exists, marked low confidence; score < low → excluded.
@@ -91,7 +91,7 @@ class Passage:
 class Citation:
     """A numbered source of an answer. ``number`` starts at 1 and matches ``[n]`` markers in the answer.
     ``outdated``: the page marks itself out of date (front matter ``outdated: true``); every rendering of
-    the citation says so."""
+    the citation says so. ``date_source``: where ``last_modified`` comes from (`Passage.date_source`)."""
 
     number: int
     doc_id: str
@@ -102,6 +102,7 @@ class Citation:
     last_modified: datetime
     visibility: str = "public"
     outdated: bool = False
+    date_source: str = ""
 
     def age_days(self, now: datetime | None = None) -> int:
         """Whole days since the source was last modified (>= 0)."""
@@ -112,6 +113,12 @@ class Citation:
         """How long ago the source changed, as every reply says it: "today", "1 day ago", "12 days ago" (in
         ``language``, `knowledge.messages`)."""
         return age_text(self.age_days(now), language)
+
+    def updated_text(self, now: datetime | None = None, language: str = "en") -> str:
+        """"updated 12 days ago", or "file changed today" when the page has no date of its own (front matter or
+        Git) and its file's modification time stands in: a page copied today is not one maintained today."""
+        key = "citation.file_changed" if self.date_source == "mtime" else "citation.updated"
+        return message(key, language, age=self.age_text(now, language))
 
 
 @dataclass

@@ -31,7 +31,7 @@ def _source_line(c: Citation, language: str, badge: str = "") -> str:
     """``  [n] title › heading — url (updated N days ago, score 0.83[, OUTDATED])`` in ``language``."""
     heading = f" › {c.heading}" if c.heading else ""
     outdated = f", {message('citation.outdated_upper', language)}" if c.outdated else ""  # front matter `outdated: true`
-    updated = message("citation.updated", language, age=c.age_text(language=language))
+    updated = c.updated_text(language=language)
     score = message("citation.score", language)
     badge = f", {badge}" if badge else ""
     return f"  [{c.number}] {c.title}{heading} — {c.url} ({updated}, {score} {c.score:.2f}{outdated}{badge})"

@@ -354,7 +354,7 @@ def _citation_line(citation, heading: str | None = None, language: str = "en", b
     link = slack_link(citation.url, title) or f"{title} ({escape(citation.url)})"
     heading = citation.heading if heading is None else heading
     heading = f" › {escape(truncate(' '.join(heading.split()), 150))}" if heading else ""
-    updated = escape(message("citation.updated", language, age=citation.age_text(language=language)))
+    updated = escape(citation.updated_text(language=language))
     outdated = ""
     if getattr(citation, "outdated", False):  # front matter `outdated: true`
         outdated = " · :warning: " + escape(message("citation.outdated", language))

@@ -192,6 +192,10 @@ def test_citation_age_wording() -> None:
     today = answer_blocks(make_answer(["x"], age_days=0))[1]["elements"][0]["text"]
     one = answer_blocks(make_answer(["x"], age_days=1))[1]["elements"][0]["text"]
     assert today.endswith("· updated today") and one.endswith("· updated 1 day ago")
+    # a page without a date of its own is dated by its file: a copy made today was no page maintained today
+    answer = make_answer(["x"], age_days=0)
+    answer.citations[0] = replace(answer.citations[0], date_source="mtime")
+    assert answer_blocks(answer)[1]["elements"][0]["text"].endswith("· file changed today")
 
 
 def test_citation_title_and_url_cannot_break_out_of_the_link() -> None:
