@@ -79,6 +79,11 @@ class OwnerReport:
         return sorted({f.doc_id for f in self.findings})
 
 
+def source_owners(settings) -> dict[str, str]:
+    """Each configured source's default owner (``owner:`` in the config) by collection name, for `owner_of`."""
+    return {s.name: s.owner for s in getattr(settings, "sources", []) if getattr(s, "owner", "")}
+
+
 def owner_of(doc: dict, defaults: dict[str, str]) -> str:
     """The page's owner: front matter ``owner`` when it is a Slack user or user group id (`slack_owner_id`: an
     index built before ingest checked it may hold "general" or "<!channel>"), else its collection's default,

@@ -295,8 +295,8 @@ class JobRunner:
         except Exception as exc:  # no index yet: no pages, no owners
             log.info("owners.skipped", reason=str(exc)[:200])
             return 0
-        defaults = {s.name: s.owner for s in getattr(self.env.settings, "sources", []) if getattr(s, "owner", "")}
-        reports = await asyncio.to_thread(owners.collect, store, self.env.config, documents, defaults, now=now)
+        reports = await asyncio.to_thread(owners.collect, store, self.env.config, documents,
+                                          owners.source_owners(self.env.settings), now=now)
         cycle = owners.cycle_of(now, self.env.config.schedule.timezone)
         due = owners.due_reports(reports, Path(self.env.home), cycle)
         if not due:

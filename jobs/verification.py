@@ -38,7 +38,7 @@ from config.alerts import AlertsConfig
 from feedback import parse_utc, utc_iso, windows
 from jobs import alerts
 from jobs._common import is_active, snapshot, window
-from jobs.owners import owner_of
+from jobs.owners import owner_of, source_owners
 from jobs.review import Candidate, submit
 
 log = structlog.get_logger(__name__)
@@ -187,7 +187,7 @@ def plan(documents: dict[str, dict], rows: dict[str, dict], settings, *, now: da
         overdue first.
     """
     intervals = source_intervals(settings)
-    defaults = {s.name: s.owner for s in getattr(settings, "sources", []) if getattr(s, "owner", "")}
+    defaults = source_owners(settings)
     remind_after = timedelta(days=settings.verification.remind_after_days)
     asks, reminders = [], []
     for doc_id, doc in sorted(documents.items()):

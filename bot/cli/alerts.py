@@ -303,8 +303,7 @@ def jobs_preview(obj, kind: str, now: datetime | None) -> None:
     except Exception as exc:  # no index yet: no pages, no owners
         click.echo(f"(no page owners' messages: {exc})")
         return
-    defaults = {s.name: s.owner for s in obj.settings.sources if s.owner}
-    for report in owners.collect(obj.store, cfg, documents, defaults, now=now):
+    for report in owners.collect(obj.store, cfg, documents, owners.source_owners(obj.settings), now=now):
         message = owner_message(report)
         click.echo(f"\n### direct message to {report.owner}")
         click.echo(render({"blocks": message.blocks, "text": message.text}))

@@ -131,7 +131,7 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     if language is None:
         language = await loop.run_in_executor(executor, user_language, store, user)
     documents = await loop.run_in_executor(executor, _documents, kb)
-    defaults = {s.name: s.owner for s in settings.sources if s.owner}
+    defaults = _source_owners(settings)
     owners = {_owner(doc, defaults) for doc in documents.values()} - {""}
     group_ids = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
     ids = {user} | await member_groups(client, user, group_ids, members=groups)
@@ -194,7 +194,7 @@ def gather(kb, store, settings: Settings, documents: dict[str, dict], ids: set[s
         facts.size = (len(index.documents), len(index.chunks), index.name)
     except Exception as exc:  # an App Home must open even before the first ingest
         facts.not_ready = str(exc)
-    defaults = {s.name: s.owner for s in settings.sources if s.owner}
+    defaults = _source_owners(settings)
     pages = {doc_id for doc_id, doc in documents.items() if _owner(doc, defaults) in ids}
     facts.owner = bool(pages)
     if facts.owner:
@@ -380,6 +380,12 @@ def _owner(doc: dict, defaults: dict[str, str]) -> str:
     from jobs.owners import owner_of
 
     return owner_of(doc, defaults)
+
+
+def _source_owners(settings: Settings) -> dict[str, str]:
+    from jobs.owners import source_owners
+
+    return source_owners(settings)
 
 
 def _section(mrkdwn: str) -> dict:

@@ -33,7 +33,7 @@ from bot.slack.alert_buttons import may_change as may_answer  # the owners / use
 from bot.slack.blocks import slack_reference
 from bot.slack.verify_blocks import VERIFY_NOT_MINE_ACTION, VERIFY_OK_ACTION, answered_message, page_name, parse_value
 from feedback import FeedbackError
-from jobs.owners import owner_of
+from jobs.owners import owner_of, source_owners
 from jobs.review import submit
 from jobs.verification import JOB, interval_of, needs_update_candidate, source_intervals
 from knowledge.messages import message
@@ -77,7 +77,7 @@ async def handle_verify_button(store, executor: Executor | None, client: AsyncWe
         return await _tell(client, body, user, message("verification.failed"))
     language = str(doc.get("language") or "en")
     title = page_name(doc.get("title", ""), doc.get("url", ""), doc_id)
-    defaults = {s.name: s.owner for s in settings.sources if s.owner}
+    defaults = source_owners(settings)
     owners = [rows[doc_id]["owner"], owner_of(doc, defaults), *settings.slack.admins]
     if not await may_answer(client, user, owners, {}):
         log.info("verification.button_refused", doc_id=doc_id, user=user)
