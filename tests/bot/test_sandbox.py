@@ -129,3 +129,6 @@ def test_the_sandbox_prints_slack_markup_as_slack_shows_it():
     assert as_seen("([1] <https://x.example/a|Leave> › Types) ask <@U1> or <!subteam^S06|@ops> in <#C1|ops>: "
                    "a &lt; b &amp; <mailto:it@x.example|it@x.example>") == (
         "([1] Leave (https://x.example/a) › Types) ask @U1 or @S06 in #C1: a < b & it@x.example (mailto:it@x.example)")
+    # the digest's severity dots, not their codes (a newcomer read ":red_circle:" in `jobs preview`)
+    assert as_seen(":red_circle: *0* critical · :large_orange_circle: *3* warning at 10:30:00 :nope:") == (
+        "🔴 *0* critical · 🟠 *3* warning at 10:30:00 :nope:")

@@ -59,11 +59,20 @@ def render(body: dict) -> str:
 
 def as_seen(mrkdwn: str) -> str:
     """Slack mrkdwn as Slack shows it, in plain text: ``<url|label>`` → ``label (url)``, ``<@U1>`` → ``@U1``,
-    ``<!subteam^S1>`` → ``@S1``, ``<#C1>`` → ``#C1``, ``&lt;`` ``&gt;`` ``&amp;`` → ``<`` ``>`` ``&``. A newcomer
-    read the raw ``<https://…|title>`` as what Slack would print."""
+    ``<!subteam^S1>`` → ``@S1``, ``<#C1>`` → ``#C1``, the emoji codes Minerva posts as their emoji
+    (`EMOJI`), ``&lt;`` ``&gt;`` ``&amp;`` → ``<`` ``>`` ``&``. A newcomer read the raw ``<https://…|title>``,
+    another the digest's ``:red_circle:``, as what Slack would print."""
     text = _SLACK_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(2) else m.group(1), mrkdwn)
     text = _SLACK_MENTION.sub(lambda m: ("#" if m.group(1) == "#" else "@") + m.group(2), text)
+    text = _EMOJI_CODE.sub(lambda m: EMOJI.get(m.group(1), m.group(0)), text)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+#: The emoji codes Minerva's own messages use, as Slack draws them.
+EMOJI = {"red_circle": "🔴", "large_orange_circle": "🟠", "large_blue_circle": "🔵", "warning": "⚠️", "new": "🆕",
+         "white_check_mark": "✅", "rotating_light": "🚨", "robot_face": "🤖", "lock": "🔒", "hourglass": "⌛",
+         "bust_in_silhouette": "👤", "thumbsup": "👍"}
+_EMOJI_CODE = re.compile(r":([a-z_]+):")
 
 
 def _render_blocks(body: dict) -> str:
