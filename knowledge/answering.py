@@ -332,7 +332,8 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     best = direct[0] if direct else None
     direct = [c for c in direct if c is best or not _answers_another_question(c, best, pool, pool_units)]
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
-    direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars))
+    direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars,
+                                    lead="action" in sections))
     keep = sorted(set(c.passage for c in direct))  # the strongest first, as the reader read them
     keep += [i for i in range(len(pool)) if high[i] and i not in keep][:max(0, cfg.max_passages - len(keep))]
     at = {old: new for new, old in enumerate(keep)}
@@ -757,13 +758,14 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
 
 
 def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list[list[Unit]], texts: list[str],
-                limit: int) -> list[_Candidate]:
+                limit: int, lead: bool = False) -> list[_Candidate]:
     """``direct`` with the whole numbered list, lead-in first, when its best unit is a step of one ("2. Open …") or
     it holds two steps of one: steps 2, 4 and 5 alone, with 1 and 3 left to a quote, cannot be followed (a
     newcomer's VPN page, twice: led by step 2, then by the page's "The VPN profile expires …" with step 3 left
     out; issue 22, "a how-to gets the steps in order with their lead-in"). The steps take the place of the first
-    chosen one (the lead when the best unit is a step), the other units follow as room allows (``limit`` plus
-    `LIST_ROOM` characters); unchanged when the steps do not fit."""
+    chosen one, or lead when the best unit is a step or the question asks what to do (``lead``: "How do I set up
+    the VPN?" was led by "The VPN profile expires after 180 days"); the other units follow as room allows
+    (``limit`` plus `LIST_ROOM` characters); unchanged when the steps do not fit."""
     anchor = best if best is not None and _steps_around(best, units, texts) is not None else None
     if anchor is None:
         stepped = [c for c in direct if _steps_around(c, units, texts) is not None]
@@ -777,7 +779,7 @@ def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list
         return direct
     at = {(c.passage, c.position): c for c in direct}
     listed = [at.get((anchor.passage, p)) or _placed(anchor, p, units[anchor.passage]) for p in steps]
-    before = [] if anchor is best else direct[:next(i for i, c in enumerate(direct) if c in listed)]
+    before = [] if anchor is best or lead else direct[:next(i for i, c in enumerate(direct) if c in listed)]
     out = before + listed
     for c in direct:
         if c not in out and _size(out) + len(c.unit.display) <= limit + LIST_ROOM:

@@ -1185,6 +1185,8 @@ def test_two_steps_of_one_list_bring_every_step_whatever_leads(tmp_path, sample_
 
     steps = [line.split(".")[0] for line in answer.direct_answer.splitlines() if line[:1].isdigit()]
     assert steps == ["1", "2", "3", "4", "5"], answer.direct_answer
+    # a how-to is answered by its steps: they lead, not the expiry sentence that outscored them
+    assert answer.direct_answer.startswith("1. Install the WireGuard client")
 
 
 DISK_STEPS = """---
@@ -1230,3 +1232,4 @@ def test_every_step_comes_when_steps_have_their_own_commands(tmp_path, sample_se
     steps = [line.split(".")[0] for line in answer.direct_answer.splitlines() if line[:1].isdigit()]
     assert steps == ["1", "2", "3", "4"], answer.direct_answer
     assert "ssh ops@$NODE" in answer.direct_answer
+    assert answer.direct_answer.startswith("1. Find the node")  # "what do I do": the steps lead
