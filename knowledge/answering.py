@@ -25,13 +25,13 @@ from knowledge.answer_type import (
     asked_sections, asked_value_kind, path_kind, states_action,
 )
 from knowledge.contradictions import passage_conflicts
-from knowledge.messages import message
+from knowledge.messages import message, stated_date
 from knowledge.reader import ANSWER_FEATURES, FEATURES, answer_row, current_model
 from knowledge.replacements import replacement_terms, states_replacement
 from knowledge.scoring import band, combine, evidence_score, lexical_coverage
 from knowledge.language import detect_language
-from knowledge.markdown_tree import (CJK_STOPS, WEB_LINK, alert_as_label, closing_fence, open_fence, resolve_links,
-                                     squash_spaces)
+from knowledge.markdown_tree import (CJK_STOPS, WEB_LINK, alert_as_label, closing_fence, is_bold_question, open_fence,
+                                     resolve_links, squash_spaces)
 from knowledge.sentences import (CODE, HEADING, HTML_TAG, ITEM, ROW, SENTENCE, Unit, commands_after, leads_in,
                                  list_lead_in, readable,
                                  section_path, sentences_of, split_units, unquoted)
@@ -129,6 +129,7 @@ class _Candidate:
     kind: str | None = None  # the kind of section the unit is under (`knowledge.answer_type.path_kind`)
     replaces: bool = False  # says what replaces the identifier the question names
     misses: bool = False  # states a rule whose bound the question's own amount does not meet (`_rules_against`)
+    entry: int | None = None  # the position of the bold FAQ question it answers (`markdown_tree.is_bold_question`)
     features: "np.ndarray | None" = field(default=None, compare=False)  # its row of `knowledge.reader.FEATURES`
 
 
@@ -330,7 +331,6 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     model = current_model()
     direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
     best = direct[0] if direct else None
-    direct = [c for c in direct if c is best or not _answers_another_question(c, best, pool, pool_units)]
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
     direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars,
                                     lead="action" in sections))
@@ -384,28 +384,6 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
     answer.text = plain_text(answer)
     return ranked
-
-
-def _answers_another_question(c: _Candidate, best: _Candidate, passages: list[Passage], units: list[list[Unit]]) -> bool:
-    """Whether unit ``c`` is the answer of another FAQ entry than the best unit's: under a bold question of its
-    own ("**When is payday?**", `knowledge.markdown_tree._faq_question`). Two newcomers wrote their FAQ so, and
-    "When is payday?" went on with "They must be used before March 31 …" and "Tell your manager on Slack …".
-    Question headings ("### Can I …?") are not held to it: the handbook's sections are often titled as questions,
-    and kb-dev-v2's hb-038 found its fact under the next one."""
-    asked = _faq_entry(c, passages, units)
-    return asked is not None and asked != _faq_entry(best, passages, units)
-
-
-def _faq_entry(c: _Candidate, passages: list[Passage], units: list[list[Unit]]) -> int | None:
-    """The position of the bold FAQ question unit ``c`` answers, None when its section has none."""
-    if c.section == 0:
-        return None
-    inside = [i for i, u in enumerate(units[c.passage]) if u.kind == HEADING]
-    if c.section > len(inside):
-        return None
-    at = inside[c.section - 1]
-    raw = passages[c.passage].text[units[c.passage][at].start:units[c.passage][at].end].lstrip()
-    return at if raw.startswith(("**", "__")) else None
 
 
 def _followed_by_next(direct: list[_Candidate], k: int) -> bool:
@@ -572,10 +550,11 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
         # past a heading inside the chunk, that heading does instead of the chunk's own last one
         context = set(tokenize(" ".join((p.title, *p.heading_path))))
         kind = path_kind(p.heading_path)  # the kind of section its units are under (Meaning, Mitigation)
-        section = 0
+        section, entry = 0, None
         answerable = [n for n, u in enumerate(unit_list) if u.answerable]
         for position, unit in enumerate(unit_list):
             if unit.kind == HEADING:
+                entry = position if is_bold_question(p.text[unit.start:unit.end]) else None
                 context = set(tokenize(" ".join((p.title, *p.heading_path[:-1], unit.display))))
                 kind = path_kind((*p.heading_path[:-1], unit.display))
                 section += 1
@@ -605,7 +584,8 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
                 float(bool(reading.value_kind) and _states_kind(unit.display, reading.value_kind)),
             ])
             misses = bool(reading.amounts) and _rules_against(unit.display, list(reading.amounts))
-            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=misses))
+            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=misses,
+                                  entry=entry))
     x = np.array(rows, dtype=np.float64).reshape(-1, len(FEATURES))
     if len(x):
         x[:, 1] = x[:, 0] - x[:, 0].max()
@@ -766,15 +746,13 @@ def _with_steps(direct: list[_Candidate], best: "_Candidate | None", units: list
     chosen one, or lead when the best unit is a step or the question asks what to do (``lead``: "How do I set up
     the VPN?" was led by "The VPN profile expires after 180 days"); the other units follow as room allows
     (``limit`` plus `LIST_ROOM` characters); unchanged when the steps do not fit."""
-    anchor = best if best is not None and _steps_around(best, units, texts) is not None else None
-    if anchor is None:
-        stepped = [c for c in direct if _steps_around(c, units, texts) is not None]
-        anchor = next((c for c in stepped if any(
-            d is not c and d.passage == c.passage and _steps_around(d, units, texts) == _steps_around(c, units, texts)
-            for d in stepped)), None)
+    lists = {id(c): (c.passage, _steps_around(c, units, texts)) for c in [*direct, *([best] if best else [])]}
+    chosen = [lists[id(c)] for c in direct]
+    anchor = next((c for c in ([best] if best else []) + direct if lists[id(c)][1] is not None
+                   and (c is best or chosen.count(lists[id(c)]) > 1)), None)
     if anchor is None:
         return direct
-    steps = _steps_around(anchor, units, texts)
+    steps = lists[id(anchor)][1]
     if sum(len(units[anchor.passage][p].display) for p in steps) > limit + LIST_ROOM:
         return direct
     at = {(c.passage, c.position): c for c in direct}
@@ -846,6 +824,11 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
         return []
     ranked = [c for c in ranked if not c.misses] or ranked  # another asker's case never leads either
     best = ranked[0]
+    # another FAQ entry's answer answers its own question, not this one: two newcomers wrote their FAQ as bold
+    # questions over their answers, and "When is payday?" went on with "They must be used before March 31 …".
+    # Question headings ("### Can I …?") are not held to it: the handbook often titles sections as questions, and
+    # kb-dev-v2's hb-038 found its fact under the next one.
+    ranked = [c for c in ranked if c.entry is None or (c.passage, c.entry) == (best.passage, best.entry)]
     chosen = [best]
     for c in ranked[1:]:
         if c.score < share * best.score and not (best.replaces and c.replaces):
@@ -1234,14 +1217,6 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2,
     return ["\n\n".join(units) for units in focus]
 
 
-def _stated_date(p: Passage, language: str) -> str:
-    """``p``'s date as a disagreement names it: "2026-01-15", or "file date 2026-12-05" when it is the file's
-    modification time (no front matter date, no Git history): a page copied today looked like the current one
-    against a page dated in its front matter (a newcomer's 20 vs 25 vacation days)."""
-    day = f"{p.last_modified:%Y-%m-%d}"
-    return message("answer.file_date", language, date=day) if p.date_source == "mtime" else day
-
-
 def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str],
                   language: str = "en") -> list[str]:
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
@@ -1261,7 +1236,9 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
                 warned.add(pair)
                 warnings.append(message(
                     "answer.disagreement", language,
-                    first=numbers[a.doc_id], first_title=a.title, first_date=_stated_date(a, language),
+                    first=numbers[a.doc_id], first_title=a.title,
+                    first_date=stated_date(f"{a.last_modified:%Y-%m-%d}", a.date_source, language),
                     first_value=va.with_unit, second=numbers[b.doc_id], second_title=b.title,
-                    second_date=_stated_date(b, language), second_value=vb.with_unit))
+                    second_date=stated_date(f"{b.last_modified:%Y-%m-%d}", b.date_source, language),
+                    second_value=vb.with_unit))
     return warnings

@@ -292,7 +292,12 @@ def _faq_question(content: str) -> str | None:
     lines under it: a newcomer's FAQ page answered "When is payday?" with the other entries' sentences spliced
     in ("… They must be used before March 31 … Who do I tell if I am sick? …")."""
     first, _, rest = content.partition("\n")
-    return first if rest.strip() and _BOLD_QUESTION.match(first) else None
+    return first if rest.strip() and is_bold_question(first) else None
+
+
+def is_bold_question(line: str) -> bool:
+    """Whether ``line`` is only a bold question ("**When is payday?**"): what opens a FAQ entry (`_faq_question`)."""
+    return bool(_BOLD_QUESTION.match(line.strip()))
 
 
 def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:

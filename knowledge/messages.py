@@ -75,6 +75,14 @@ def message(key: str, language: str | None = DEFAULT_LANGUAGE, **values: object)
         return english[key].format(**values)
 
 
+def stated_date(day: str, date_source: str, language: str | None = DEFAULT_LANGUAGE) -> str:
+    """A page's date ``day`` (YYYY-MM-DD) as a reader should take it: as is, or "file date 2026-12-05" when it is
+    only its file's modification time (``date_source`` "mtime": no front matter date, no Git history), the day the
+    file was copied; a page copied today looked like the current one against a page dated in its front matter (a
+    newcomer's 20 vs 25 vacation days)."""
+    return message("answer.file_date", language, date=day) if day and date_source == "mtime" else day
+
+
 def age_text(days: int, language: str | None = DEFAULT_LANGUAGE) -> str:
     """How long ago a source changed, as replies say it: "today", "1 day ago", "12 days ago" (or the
     ``language``'s words for them)."""

@@ -111,28 +111,46 @@ def tokenize(text: str, *, bigrams: bool = True, topic: bool = False) -> list[st
         >>> tokenize("연차는 며칠인가요?", topic=True)
         ['연차', '연차']
     """
+    tokens, topics = _analysed(text, bigrams, topic)
+    return topics if topic else tokens
+
+
+def _analysed(text: str, bigrams: bool, topic: bool) -> tuple[list[str], list[str]]:
+    """``(tokens, topic tokens)`` of ``text`` from one pass of the analyzers (`tokenize`); the topic tokens are
+    left empty unless ``topic``: a question needs both, a page only the first."""
     text = _BROADCAST.sub(lambda m: f" {_BROADCAST_WORDS[(m.group(1) or m.group(2)).lower()]} ",
                           unicodedata.normalize("NFKC", text))
     if not _HAS_CJK.search(text):
-        return _english(text)
+        english = _english(text)
+        return english, list(english) if topic else []
     tokens: list[str] = []
+    topics: list[str] = []
     for script, zone in script_runs(text):
         if script != "other":
-            words = _korean(zone, topic) if script == "ko" else _japanese(zone, topic)
+            chars = _SCRIPT_CHARS[script].findall
+            words = _korean(zone) if script == "ko" else _japanese(zone)
             tokens.extend(form for form, _ in words)
-            if bigrams:  # a topic's bigrams stay inside its words: "차는" of "연차는" is no topic
-                runs = [surface for _, surface in words] if topic else [zone]
-                tokens.extend(_bigrams([r for run in runs for r in _SCRIPT_CHARS[script].findall(run)]))
+            if bigrams:
+                tokens.extend(_bigrams(chars(zone)))
+            if topic:  # a topic's bigrams stay inside its words: "차는" of "연차는" is no topic
+                named = [(form, surface) for form, surface in words if not _asks(form, script)]
+                topics.extend(form for form, _ in named)
+                if bigrams:
+                    topics.extend(_bigrams([r for _, surface in named for r in chars(surface)]))
             zone = _SCRIPT_CHARS[script].sub(" ", zone)  # the zone's Latin words and digits, as in English text
-        tokens.extend(_english(zone))
-    return tokens
+        english = _english(zone)
+        tokens.extend(english)
+        if topic:
+            topics.extend(english)
+    return tokens, topics
 
 
 def question_tokens(text: str) -> list[str]:
-    """The BM25 tokens of a question without `QUESTION_WORDS_EN`: what retrieval scores and what coverage
-    counts. A question made of nothing else (``"what now?"``) keeps all its tokens. Remembered for the last
-    256 questions: a search and the answer's term weights read the same question (issue 24)."""
-    return list(_question_tokens(text))
+    """The BM25 tokens of a question without `QUESTION_WORDS_EN`: what retrieval scores. A question made of
+    nothing else (``"what now?"``) keeps all its tokens. Remembered with its `topic_tokens` for the last 256
+    questions, both from one pass of the analyzers: a search and the answer's term weights read the same question
+    (issue 24)."""
+    return list(_question_tokens(text)[0])
 
 
 def topic_tokens(text: str) -> list[str]:
@@ -143,14 +161,17 @@ def topic_tokens(text: str) -> list[str]:
     weighed 85 % of the question, and the page that answers it covered 0.12 (refused). BM25 keeps every
     bigram: the ones across a cut rank better (`python benchmarks/tokenizer_variants.py`: nDCG@10 on KorQuAD
     0.9644 with them in the question, 0.9609 without; JSQuAD 0.9495 and 0.9420)."""
-    return list(_question_tokens(text, True))
+    return list(_question_tokens(text)[1])
 
 
-@lru_cache(maxsize=512)
-def _question_tokens(text: str, topic: bool = False) -> tuple[str, ...]:
-    tokens = tokenize(text, topic=topic)
-    content = [t for t in tokens if t not in question_stems()]
-    return tuple(content or tokens)
+@lru_cache(maxsize=256)
+def _question_tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(question tokens, topic tokens)``, each without the question words (all kept when nothing else is)."""
+    def content(tokens: list[str]) -> tuple[str, ...]:
+        return tuple([t for t in tokens if t not in question_stems()] or tokens)
+
+    tokens, topics = _analysed(text, True, True)
+    return content(tokens), content(topics)
 
 
 @lru_cache(maxsize=256)
@@ -226,7 +247,7 @@ def _bigrams(runs: list[str]) -> list[str]:
     return [run[i:i + 2] for run in runs for i in range(len(run) - 1)]
 
 
-def _korean(zone: str, topic: bool = False) -> list[tuple[str, str]]:
+def _korean(zone: str) -> list[tuple[str, str]]:
     """``(form, surface)`` of each content morpheme of a Korean zone."""
     kiwi, lock = _kiwi()
     with lock:
@@ -234,12 +255,12 @@ def _korean(zone: str, topic: bool = False) -> list[tuple[str, str]]:
     out = []
     for m in morphemes:
         tag = m.tag.split("-", 1)[0]  # VV-R / VA-I: regular/irregular conjugation marks
-        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS and not (topic and m.form in KOREAN_QUESTION_WORDS):
+        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS:
             out.append((m.form, zone[m.start:m.start + m.len]))
     return out
 
 
-def _japanese(zone: str, topic: bool = False) -> list[tuple[str, str]]:
+def _japanese(zone: str) -> list[tuple[str, str]]:
     """``(normalized form, surface)`` of each content word of a Japanese zone."""
     tokenizer, lock = _sudachi()
     has_ja = _SCRIPT_CHARS["ja"].search
@@ -249,13 +270,15 @@ def _japanese(zone: str, topic: bool = False) -> list[tuple[str, str]]:
             morphemes = tokenizer.tokenize(zone[start:start + _SUDACHI_MAX_CHARS])
             parsed = [(m.part_of_speech()[0], m.normalized_form(), m.surface()) for m in morphemes]
         out.extend((form, surface) for pos, form, surface in parsed
-                   if pos in JAPANESE_POS and form not in JAPANESE_STOP_FORMS and has_ja(surface)
-                   and not (topic and _asks(form)))
+                   if pos in JAPANESE_POS and form not in JAPANESE_STOP_FORMS and has_ja(surface))
     return out
 
 
-def _asks(form: str) -> bool:
-    """Whether a Japanese normalized form is an interrogative (`JAPANESE_QUESTION_WORDS`, or 何/幾 + counter)."""
+def _asks(form: str, script: str) -> bool:
+    """Whether a Korean or Japanese content word is an interrogative (`KOREAN_QUESTION_WORDS`,
+    `JAPANESE_QUESTION_WORDS`, or 何/幾 with a counter)."""
+    if script == "ko":
+        return form in KOREAN_QUESTION_WORDS
     return form in JAPANESE_QUESTION_WORDS or (len(form) > 1 and form[0] in "何幾")
 
 

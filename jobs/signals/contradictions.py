@@ -24,6 +24,7 @@ import structlog
 from jobs._common import SignalResult, index_documents, status_of
 from jobs.findings import Finding, JobContext
 from jobs.review import Candidate, filing_job
+from knowledge.messages import stated_date
 
 log = structlog.get_logger(__name__)
 
@@ -82,10 +83,8 @@ def _evidence(docs: dict[str, dict], doc_a: str, doc_b: str, items: list) -> dic
 
     def page(doc_id: str) -> dict[str, str]:
         doc = docs.get(doc_id, {})
-        date = str(doc.get("last_modified") or "")[:10]
-        # a page without a date of its own is dated by its file, the day it was copied: it is not the current one
         return {"doc_id": doc_id, "title": doc.get("title", ""), "url": doc.get("url", ""),
-                "date": f"file date {date}" if date and doc.get("date_source") == "mtime" else date}
+                "date": stated_date(str(doc.get("last_modified") or "")[:10], doc.get("date_source", ""))}
 
     return {
         "doc_a": page(doc_a), "doc_b": page(doc_b),

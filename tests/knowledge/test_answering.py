@@ -1120,6 +1120,8 @@ def test_a_faq_entry_written_as_a_bold_question_is_a_section_of_its_own(tmp_path
     assert "When is payday?" not in answer.direct_answer and "Who do I tell" not in answer.direct_answer
     assert "March 31" not in answer.direct_answer and "Tell your manager" not in answer.direct_answer  # other entries'
     assert answer.citations[0].heading == "When is payday?"
+    # the page has no date of its own: its citation says the date is its file's, from the index to the reply
+    assert answer.citations[0].updated_text() == "file changed today"
 
 
 RUNBOOK_STEPS = """---
