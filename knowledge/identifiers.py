@@ -38,7 +38,7 @@ import regex
 
 from knowledge.sentences import sentences_of
 from knowledge.tokenize import tokenize
-from knowledge.values import _CONTEXT_STOP, CONTEXT_AFTER, CONTEXT_BEFORE, _blocks, clean_text
+from knowledge.values import _CONTEXT_STOP, CONTEXT_AFTER, CONTEXT_BEFORE, MARKUP, _blocks, clean_text
 
 #: Kinds this module produces (the finder's `Contradiction.kind`).
 IDENTIFIER_KINDS = frozenset({"code", "namespace", "channel", "config", "name"})
@@ -50,7 +50,6 @@ _NOT_CODE_BEFORE = regex.compile(r"(?:suite|room|ste|unit|floor|issue|pr|pull re
 #: Nouns that say what a backticked name is (kind ``name``).
 NAME_NOUNS = ("queue", "topic", "bucket", "service", "label", "database", "table", "role", "group", "secret",
               "configmap", "deployment", "daemonset", "statefulset", "index", "cluster")
-_MARKUP = regex.compile(r"[*_`>]+|(?<!\w)#(?=\s)")
 _CODE = r"(?P<code>\d{3,5})"
 _PATTERNS = [
     # "969 - GSA-mandated Non-Billable Work" in backticks or bold: the code first, then its name
@@ -142,11 +141,11 @@ def extract_identifiers(text: str) -> list[Identifier]:
                 match = regex.search(r":\s*\**\s*#?(\d{3,5})\s*\**\s*$", cell_sentence)
                 column = cell_sentence[len(row):].rsplit(":", 1)[0]
                 if match and (CODE_HEADING.search(heading) or CODE_HEADING.search(column)):
-                    clean_row = _MARKUP.sub("", row).strip().lower()
-                    sentence = _MARKUP.sub("", cell_sentence).strip()
+                    clean_row = MARKUP.sub("", row).strip().lower()
+                    sentence = MARKUP.sub("", cell_sentence).strip()
                     found.append(Identifier(
                         "code", "code", match.group(1), _label(clean_row), _words(sentence.replace(match.group(1), " ")),
-                        sentence, _MARKUP.sub("", cell_sentence[:match.start(1)] + "ID"), clean_row, position))
+                        sentence, MARKUP.sub("", cell_sentence[:match.start(1)] + "ID"), clean_row, position))
             continue
         if regex.match(r"#{1,6}\s", block):
             heading = block
@@ -186,18 +185,18 @@ def _from_sentence(raw: str) -> list[Identifier]:
     if not spans:
         return []
     spans.sort()
-    sentence = _MARKUP.sub("", raw).strip(" -+\t")
+    sentence = MARKUP.sub("", raw).strip(" -+\t")
     masked, last = [], 0
     for start, end, *_ in spans:
         masked += [raw[last:start], "ID"]
         last = end
-    statement = _MARKUP.sub("", "".join(masked + [raw[last:]])).strip(" -+\t")
+    statement = MARKUP.sub("", "".join(masked + [raw[last:]])).strip(" -+\t")
     edges = [0] + [end for _s, end, *_ in spans]
     ends = [start for start, *_ in spans[1:]] + [len(raw)]
     out = []
     for position, ((start, end, kind, ident, label, unit), left, right) in enumerate(zip(spans, edges, ends)):
-        before = _words(_MARKUP.sub(" ", raw[left:start]))[-CONTEXT_BEFORE:]
-        after = _words(_MARKUP.sub(" ", raw[end:right]))[:CONTEXT_AFTER]
+        before = _words(MARKUP.sub(" ", raw[left:start]))[-CONTEXT_BEFORE:]
+        after = _words(MARKUP.sub(" ", raw[end:right]))[:CONTEXT_AFTER]
         out.append(Identifier(kind, unit, ident, label, tuple(before + after), sentence, statement, "", position))
     return out
 

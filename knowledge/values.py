@@ -154,7 +154,9 @@ _RENDERED_CELL = regex.compile(r"^\s*([^:·|]{1,80}?):\s+(\S.*?)\s*$")
 _ROW_BULLET = regex.compile(r"^(?:[•*+-]\s+)")
 _CODE_BLOCK = regex.compile(r"```.*?(?:```|$)", regex.DOTALL)
 _URL = regex.compile(r"https?://\S+|www\.\S+|\{\{[^}]*\}\}")
-_MARKUP = regex.compile(r"[*_`>#]+")
+#: Markdown's own marks around words, left out of a statement: emphasis, code ticks, quote and heading markers. An
+#: underscore inside a word stays ("skip_on_failure" read "skiponfailure" in an owner's contradiction message).
+MARKUP = regex.compile(r"[*`>]+|(?<!\w)_+|_+(?!\w)|(?<!\w)#+(?=\s|$)")
 #: Content words kept on each side of a value for its context.
 CONTEXT_BEFORE, CONTEXT_AFTER = 6, 4
 
@@ -301,11 +303,11 @@ def _sentences(text: str) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for block in _blocks(text):
         parts = block if isinstance(block, list) else [(part, "") for part in sentences_of(block)]
-        header = _MARKUP.sub("", getattr(block, "key_header", "")).strip()
+        header = MARKUP.sub("", getattr(block, "key_header", "")).strip()
         for part, row in parts:
-            part = _MARKUP.sub("", part).strip(" -+\t")
+            part = MARKUP.sub("", part).strip(" -+\t")
             if part:
-                out.append((part, _MARKUP.sub("", row).strip().lower(), header))
+                out.append((part, MARKUP.sub("", row).strip().lower(), header))
     return out
 
 

@@ -450,3 +450,14 @@ def test_the_job_finds_two_pages_naming_one_allowance_differently(tmp_path, embe
                                                     "vacation per year."}
     assert [v.sentence for v in extract_values("# Webhooks\nDelivery times out after 30 seconds.")] == [
         "Delivery times out after 30 seconds."]
+
+
+def test_a_statement_keeps_the_underscores_of_its_names():
+    """An owner's contradiction message read "@rootvalidator … skiponfailure=True" (every "_" was taken for
+    emphasis); emphasis around words still goes."""
+    from knowledge.identifiers import extract_identifiers
+
+    text = "If you use `@root_validator` you MUST specify `skip_on_failure=True`. _Each_ retry waits **30 seconds**."
+    assert {v.sentence for v in extract_identifiers(text)} == {
+        "If you use @root_validator you MUST specify skip_on_failure=True."}
+    assert [v.sentence for v in extract_values(text)] == ["Each retry waits 30 seconds."]
