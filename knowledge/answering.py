@@ -128,7 +128,7 @@ class _Candidate:
     words: frozenset[str] = frozenset()  # the unit's own BM25 tokens
     kind: str | None = None  # the kind of section the unit is under (`knowledge.answer_type.path_kind`)
     replaces: bool = False  # says what replaces the identifier the question names
-    misses: bool = False  # states a rule whose bound the question's own amount does not meet (`_rules_against`)
+    misses: bool = False  # states a rule whose bound the question's own amount does not meet (`_rule_verdicts`)
     entry: int | None = None  # the position of the bold FAQ question it answers (`markdown_tree.is_bold_question`)
     features: "np.ndarray | None" = field(default=None, compare=False)  # its row of `knowledge.reader.FEATURES`
 
@@ -382,7 +382,6 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
         flat = " ".join(quote.casefold().split())
         quoted.update(t for u in units[i] if u.answerable and (t := _same_text(u.display)) and t in flat)
     answer.warnings = disagreements(passages, numbers, _focus(ranked, len(passages), shown=direct), answer.language)
-    answer.text = plain_text(answer)
     return ranked
 
 
@@ -456,9 +455,10 @@ def plain_text(answer: Answer) -> str:
         parts.append(answer.direct_answer)
     # a quote that is no more than the direct answer would say the same thing twice, one line apart; quotes are
     # marked "> " as Slack shows them, so the answer reads apart from its evidence
+    said = _plain_words(answer.direct_answer)
     parts += ["\n".join(f"> {line}" if line else ">" for line in _cited(q, n).splitlines())
               for q, n in zip(answer.quotes, answer.citation_numbers)
-              if q and not repeats_direct_answer(q, answer.direct_answer)]
+              if q and not _repeats(_plain_words(q), said)]
     return "\n\n".join(parts)
 
 
@@ -482,11 +482,14 @@ def repeats_direct_answer(quote: str, direct_answer: str) -> bool:
     "Note: If you don't have your GSA travel card yet … [1]"; 91 of the 303 quotes of the kb-dev-v2, kb-dev and
     sample replies repeated most of their direct answer, issue 23.) Such a quote is not shown again; its
     source line is."""
-    said = _trigrams(_plain_words(direct_answer))
-    quoted = _trigrams(_plain_words(quote))
+    return _repeats(_plain_words(quote), _plain_words(direct_answer))
+
+
+def _repeats(quote_words: list[str], said_words: list[str]) -> bool:
+    """`repeats_direct_answer` on the two texts' `_plain_words`."""
+    said, quoted = _trigrams(said_words), _trigrams(quote_words)
     if not said or not quoted:
-        words = _plain_words(quote)
-        return bool(words) and f" {' '.join(words)} " in f" {' '.join(_plain_words(direct_answer))} "
+        return bool(quote_words) and f" {' '.join(quote_words)} " in f" {' '.join(said_words)} "
     return len(quoted & said) > len(quoted) / 2
 
 
@@ -568,6 +571,10 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
             replaces = bool(reading.replacing) and states_replacement(unit.display, unit.kind, reading.replacing)
             pointer = is_pointer(p.text[unit.start:unit.end])
             order = answerable.index(position)
+            # the unit's values, read once for the question's own amounts and for the kind of value it asks for
+            states_digits = bool(reading.value_kind) and bool(_DIGIT.search(unit.display))
+            values = extract_values(unit.display) if reading.amounts or states_digits else []
+            verdicts = _rule_verdicts(values, reading.amounts)
             rows.append([
                 cosine, 0.0, xl.get((unit.start, unit.end), cosine), 0.0,
                 lexical_coverage(asked, context | words, idf), lexical_coverage(asked, set(words), idf),
@@ -578,13 +585,13 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
                 float(reading.asks_amount and bool(_DIGIT.search(unit.display))),
                 float(kind is not None and kind in reading.sections),
                 float(bool(reading.sections) and kind is not None and kind not in reading.sections),
-                float(instruction), float(bool(reading.amounts) and _applies(unit.display, list(reading.amounts))),
+                float(instruction), float(any(verdicts)),
                 float(pointer), float(leads_in(unit)), math.log(max(1, len(unit.display))),
                 float(bool(_ANAPHOR.match(unit.display))), float(reading.crosslingual), float(replaces),
-                float(bool(reading.value_kind) and _states_kind(unit.display, reading.value_kind)),
+                float(states_digits and any(v.kind == reading.value_kind for v in values)),
             ])
-            misses = bool(reading.amounts) and _rules_against(unit.display, list(reading.amounts))
-            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=misses,
+            # a rule the question's own amount does not meet ("less than $2500" for a $3k conference)
+            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=not all(verdicts),
                                   entry=entry))
     x = np.array(rows, dtype=np.float64).reshape(-1, len(FEATURES))
     if len(x):
@@ -593,28 +600,12 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
     return out, x
 
 
-def _states_kind(text: str, kind: str) -> bool:
-    """Whether ``text`` states a value of ``kind`` (`knowledge.values.extract_values`)."""
-    return bool(_DIGIT.search(text)) and any(v.kind == kind for v in extract_values(text))
-
-
-def _rules_against(text: str, amounts: list[Value]) -> bool:
-    """Whether ``text`` states a rule for one of ``amounts`` that the amount does not meet: "less than $2500"
-    for a $3k conference. Such a unit is never joined to a direct answer: it answers another asker's case."""
-    return not all(_rule_verdicts(text, amounts))
-
-
-def _applies(text: str, amounts: list[Value]) -> bool:
-    """Whether ``text`` states a rule for one of ``amounts`` (the question's own amounts): it bounds that
-    amount's unit, and every such bound admits it (`Value.admits`): "Below 99.0% but at least 95.0%" applies to
-    98.7 % only because both bounds admit it."""
-    return any(_rule_verdicts(text, amounts))
-
-
-def _rule_verdicts(text: str, amounts: list[Value]) -> list[bool]:
-    """For each of ``amounts`` that ``text`` states a rule for (a bound of the amount's unit): whether every
-    such bound admits it."""
-    values = extract_values(text)
+def _rule_verdicts(values: list[Value], amounts: tuple[Value, ...]) -> list[bool]:
+    """For each of ``amounts`` (the question's own amounts) that ``values`` (a unit's `extract_values`) state a
+    rule for (a bound of the amount's unit): whether every such bound admits it (`Value.admits`). A unit applies
+    to the asker when one verdict is true ("Below 99.0% but at least 95.0%" applies to 98.7 % only because both
+    bounds admit it) and misses when one is false ("less than $2500" for a $3k conference): such a unit is never
+    joined to a direct answer, it answers another asker's case."""
     verdicts = []
     for amount in amounts:
         rules = [v for v in values if v.bound and v.unit == amount.unit]

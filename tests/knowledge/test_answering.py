@@ -475,13 +475,18 @@ def test_a_part_asked_in_other_words_is_answered_by_the_unit_holding_the_words_t
 
 
 def test_the_rule_whose_bound_the_questions_own_amount_meets_answers():
-    from knowledge.answering import _applies, _amounts
+    from knowledge.answering import _amounts, _rule_verdicts
+    from knowledge.values import extract_values
 
     (uptime,) = _amounts("what credit do customers get if Pro uptime was 98.7% last month?")
-    assert _applies("Monthly uptime: Below 99.0% but at least 95.0% · Credit: 25%", [uptime])
-    assert not _applies("Monthly uptime: Below 95.0% · Credit: 50%", [uptime])
-    assert not _applies("Monthly uptime: Below target but at least 99.0% · Credit: 10%", [uptime])
-    assert not _applies("Credit: 25%", [uptime])  # states no bound: no rule for the amount
+
+    def verdicts(text):
+        return _rule_verdicts(extract_values(text), (uptime,))
+
+    assert verdicts("Monthly uptime: Below 99.0% but at least 95.0% · Credit: 25%") == [True]  # applies
+    assert verdicts("Monthly uptime: Below 95.0% · Credit: 50%") == [False]  # another asker's case
+    assert verdicts("Monthly uptime: Below target but at least 99.0% · Credit: 10%") == [False]
+    assert verdicts("Credit: 25%") == []  # states no bound: no rule for the amount
     assert _amounts("is there a cap of up to 80 hours?") == []  # a bound asked about is not the asker's case
 
 
