@@ -273,3 +273,15 @@ def test_a_long_example_is_cut_between_lines_with_its_fence_closed_and_opened_ag
     assert first.text.rstrip().endswith("\n    ```")
     assert second.text.startswith("…\n\n    ```python\n")
     assert "print(Meeting.model_json_schema())" in first.text
+
+
+@needs_shared
+def test_a_lead_in_opens_the_chunk_of_the_list_it_introduces():
+    """"5. Enter the following information in Section 3:" ended one chunk and its items (the FEIN) opened the
+    next: a reader of the first saw the lead-in without the list (issue 22, hb-022)."""
+    _, chunks = _chunks(HANDBOOK / "getting-started" / "classes" / "benefits.md")
+
+    (lead,) = [c for c in chunks if "Enter the following information in Section 3:" in c.text]
+    assert "44-0553234" in lead.text
+    assert all(count_tokens(c.text) <= DEFAULT.max_tokens for c in chunks)
+
