@@ -716,8 +716,13 @@ def _whole_list(out: list[_Candidate], lead: _Candidate, units: list[Unit], weig
         return
     at = {(x.passage, x.position): x for x in out}
     listed = [lead] + [at.get((lead.passage, p)) or _placed(lead, p, units) for p in items]
+    # the reader's best unit stays whatever list joins it: a how-to's steps, brought by a weaker unit, had left
+    # out the FEIN line that a PSLF question asked for and kept a shorter item beside them
+    best = max(out, key=lambda x: x.score)
+    if best not in listed and _size(listed) + len(best.unit.display) > limit + LIST_ROOM:
+        return
     rest = [x for x in out if x not in listed]
-    kept = [x for x in rest if x.passage == lead.passage and x.position < lead.position]
+    kept = [x for x in rest if x == best or (x.passage == lead.passage and x.position < lead.position)]
     for x in rest:
         if x not in kept and _size(kept + listed) + len(x.unit.display) <= limit + LIST_ROOM:
             kept.append(x)

@@ -510,6 +510,24 @@ def test_a_nested_list_item_comes_with_the_outer_item_that_leads_in_and_the_rule
     assert "less than $2500" not in answer.direct_answer  # the rule for cheaper conferences
 
 
+@needs_shared
+def test_a_list_of_steps_joining_the_answer_does_not_push_out_the_best_unit(tmp_path, sample_settings, embedder):
+    """A PSLF question names the form's section 3: the FEIN item answers it, and the how-to's steps, brought in by
+    a weaker unit, had left it out of the direct answer (issue 22, hb-022)."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    folder = copy_pages(tmp_path / "docs", {"benefits.md": HANDBOOK / "getting-started" / "classes" / "benefits.md"})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("filling out my PSLF form, what's GSA's employer ID number (FEIN) for section 3?")
+
+    assert "44-0553234" in answer.direct_answer
+
+
 BOOK_FLIGHT = """1. Review and Reserve Flight: Review your flight itinerary, passenger information and fare.
 2. Click Reserve Flight and Continue.
 
