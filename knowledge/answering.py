@@ -953,21 +953,24 @@ def _linked(unit: Unit, raw: str, url: str = "") -> str | None:
 
 
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
-    """``text`` (one unit) when it fits in ``limit`` characters; else the run of its sentences, within
-    ``limit``, whose words cover most of the question's (``weights``: token → IDF; the earliest run on a tie),
+    """``text`` (one unit) when it fits in ``limit`` characters as a reader sees it (`readable`: a link as its
+    label); else the run of its sentences, within ``limit``, whose words cover most of the question's (``weights``: token → IDF; the earliest run on a tie),
     with "…" where sentences are left out. A list item can be a paragraph: "Do not store sensitive information
     in GitHub … consider it compromised and revoke … Do not delete the commit itself. … Some projects use
     Citadel …" (700 characters) led the answer to "I pushed a secret key, should I force push?" with the
     answer in its middle."""
     parts = sentences_of(text)
-    if len(text) <= limit or len(parts) < 2:
+    # a link counts as its label: Slack shows the label, and an address of 100 characters had cut "You will also
+    # need a vendor quote" off the item it ends
+    seen = [len(readable(part)) for part in parts]
+    if sum(seen) + len(parts) - 1 <= limit or len(parts) < 2:
         return text
     words = [set(tokenize(part)) for part in parts]
     best, best_cover = (0, 1), -1.0
     for i in range(len(parts)):
         j, size = i, 0
-        while j < len(parts) and size + len(parts[j]) <= limit:
-            size += len(parts[j]) + 1
+        while j < len(parts) and size + seen[j] <= limit:
+            size += seen[j] + 1
             j += 1
         if j == i:
             continue

@@ -238,13 +238,14 @@ def leads_in(unit: Unit) -> bool:
 def list_lead_in(units: list[Unit], i: int, *, nested: bool = True) -> int | None:
     """The position of the unit that introduces list item ``units[i]``'s list: the sentence or heading ending
     with ":" right before the list, or (``nested``) the item of an outer list ending with ":" right before a
-    nested one; None when ``units[i]`` is no list item or its list has no lead-in."""
+    nested one; None when ``units[i]`` is no list item or its list has no lead-in, or only the cut end of one (a
+    chunk's overlap, "…has procured:", is never shown)."""
     if units[i].kind != ITEM:
         return None
     j = i - 1
     while j >= 0 and units[j].kind == ITEM and not (nested and leads_in(units[j])):
         j -= 1
-    if j >= 0 and units[j].kind in (SENTENCE, HEADING, ITEM) and leads_in(units[j]):
+    if j >= 0 and units[j].kind in (SENTENCE, HEADING, ITEM) and leads_in(units[j]) and not units[j].partial:
         return j
     return None
 

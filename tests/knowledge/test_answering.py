@@ -528,6 +528,30 @@ def test_a_list_of_steps_joining_the_answer_does_not_push_out_the_best_unit(tmp_
     assert "44-0553234" in answer.direct_answer
 
 
+@needs_shared
+def test_a_long_item_is_cut_by_what_a_reader_sees_and_a_cut_lead_in_never_leads(tmp_path, sample_settings,
+                                                                                 embedder):
+    """The item naming what a micropurchase of IT services needs ends "You will also need to have a vendor
+    quote": its link's 100-character address had counted against the direct answer's size and cut that
+    sentence off; and the chunk's overlap "…has procured:" had led the answer as the lead-in of a list
+    (issue 22, xh-120)."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    page = HANDBOOK / "general-information-and-resources" / "purchase-requests.md"
+    folder = copy_pages(tmp_path / "docs", {"purchase-requests.md": page})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("want to buy about $4k of IT consulting services from a vendor through micropurchase. "
+                    "what do i need to attach?")
+
+    assert "Section 889" in answer.direct_answer and "vendor quote" in answer.direct_answer
+    assert not answer.direct_answer.startswith("…")
+
+
 BOOK_FLIGHT = """1. Review and Reserve Flight: Review your flight itinerary, passenger information and fare.
 2. Click Reserve Flight and Continue.
 
