@@ -53,12 +53,18 @@ LABEL_LEVEL = 7
 
 #: A PyMdown tab's opening line (``=== "Label"``, ``===! "…"`` starts a new tab set, ``===+ "…"`` is selected).
 _TAB_OPENING = regex.compile(r'^===[!+]?[ \t]+"(.*)"[ \t]*$')
-#: HTML element names (WHATWG HTML's text-level and grouping elements the corpora use). Inline HTML with one
-#: of these names is markup and is dropped; any other ``<Name>`` is text (``List<String>``, ``Dict<K, V>``).
-_HTML_NAMES = frozenset(
-    "a abbr b br code del details div em h1 h2 h3 h4 h5 h6 i img ins kbd li mark ol p s small span strong sub "
-    "summary sup table tbody td th thead tr u ul".split())
-_HTML_HEADING = regex.compile(r"^<h([1-6])\b[^>]*>[^<]*</h\1>$", regex.I)
+#: HTML element names (WHATWG HTML's sections, grouping, text-level, form-control and embedded elements, and the
+#: legacy ``center`` and ``font``; not ``label``, ``input``, ``option``, ``time`` or ``var``, which pages write as
+#: placeholders). Inline HTML with one of these names is markup and is dropped: a site's accordion button
+#: ("<button class="usa-accordion__button" …>") had led a direct answer. Any other ``<Name>`` is text
+#: (``List<String>``, ``Dict<K, V>``).
+HTML_NAMES = frozenset(
+    "a abbr address article aside audio b blockquote br button caption center cite code col colgroup dd del details "
+    "dfn dialog div dl dt em fieldset figcaption figure font footer form h1 h2 h3 h4 h5 h6 header hr i iframe img "
+    "ins kbd legend li main mark nav noscript ol p picture pre q s samp script section small span strong style sub "
+    "summary sup svg table tbody td tfoot th thead tr u ul video wbr".split())
+#: An HTML heading opening an HTML block (its content may hold tags: an accordion's ``<button>``).
+_HTML_HEADING = regex.compile(r"\s*<h([1-6])\b[^>]*>(.*?)</h\1>[ \t]*", regex.I | regex.S)
 #: Python-Markdown's attribute list closing a heading: ``## Set up {#set-up-phase}``, ``# Title { .class }``.
 _HEADING_ATTRIBUTES = regex.compile(r"\s*\{\s*[#.:][^{}]*\}\s*$")
 #: A lone emphasis marker markdown-it left as text because its partner is in another sentence or chunk
@@ -306,16 +312,23 @@ def is_bold_question(line: str) -> bool:
 
 
 def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:
-    """An HTML block as text: a lone ``<h3>…</h3>`` is a heading; other blocks with words outside their tags are
+    """An HTML block as text: an ``<h3>…</h3>`` opening it is a heading (what follows it, a paragraph); other blocks with words outside their tags are
     a paragraph (a handbook's HTML table of office facts, a ``<div markdown=1>`` around prose); blocks of tags
     only (``<details>``, ``<summary>Full context</summary>``: a collapsible's plumbing) are dropped."""
     text = inline_text(tok.content, env)
     if not regex.search(r"[\p{L}\p{N}]", text):
         return []
-    heading = _HTML_HEADING.match(tok.content.strip())
-    if heading:
-        return [Block(HEADING, tok.map[0], tok.map[1], text, level=int(heading.group(1)), depth=depth, quoted=quoted)]
-    return [Block(PARAGRAPH, tok.map[0], tok.map[1], text, depth=depth, quoted=quoted)]
+    heading = _HTML_HEADING.match(tok.content)
+    if not heading:
+        return [Block(PARAGRAPH, tok.map[0], tok.map[1], text, depth=depth, quoted=quoted)]
+    # the heading, then what follows it in the same block (a site's accordion: "<h3><button …>Step 4</button></h3>
+    # <div markdown=1>" and its first paragraph, with no blank line between)
+    split = tok.map[0] + tok.content.count("\n", 0, heading.end())
+    title, rest = inline_text(heading.group(2), env), inline_text(tok.content[heading.end():], env)
+    blocks = [Block(HEADING, tok.map[0], split + 1, title, level=int(heading.group(1)), depth=depth, quoted=quoted)]
+    if regex.search(r"[\p{L}\p{N}]", rest):
+        blocks.append(Block(PARAGRAPH, split + 1, tok.map[1], rest, depth=depth, quoted=quoted))
+    return blocks
 
 
 def _label(opening: Token, following: list[Token]) -> str:
@@ -394,7 +407,7 @@ def _is_html(tag: str) -> bool:
     if tag.startswith(("<!--", "<?")):
         return True
     name = _TAG_NAME.match(tag)
-    return bool(name) and name.group(1).lower() in _HTML_NAMES
+    return bool(name) and name.group(1).lower() in HTML_NAMES
 
 
 def _contact(href: str) -> str:

@@ -30,8 +30,10 @@ from knowledge import markdown_tree as tree
 #: one code block, and no chunk opens inside code, `knowledge.chunking`; 13: no space after a Japanese full stop
 #: where the page wraps a line, `knowledge.markdown_tree.squash_spaces`; a heading over a section of commands only
 #: is their lead-in and embedded with them; 14: a paragraph opening with a bold question on its own line is a FAQ
-#: entry, the question a label over its answer, `knowledge.markdown_tree._faq_question`).
-UNITS_VERSION = 14
+#: entry, the question a label over its answer, `knowledge.markdown_tree._faq_question`; 15: an HTML heading
+#: opening an HTML block is a heading and the rest of the block a paragraph, and every HTML element's tags are
+#: markup, `knowledge.markdown_tree.HTML_NAMES`).
+UNITS_VERSION = 15
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -57,10 +59,10 @@ _SENTENCE_END = regex.compile(
 _INITIALISM_END = regex.compile(r"(?:\b\p{Lu}\.){2,}$")
 #: Inline HTML a page's site renders (``<details><summary>Full context</summary>``, ``<em>``, ``<br/>``) and HTML
 #: comments, in raw Markdown (the quote renderer's `knowledge.answering.tidy` reads raw text; units read the
-#: tree). Only tag names HTML defines for text, so ``List<String>`` stays.
+#: tree). Only `markdown_tree.HTML_NAMES`, so ``List<String>`` stays; a tag may span lines (``<button`` and its
+#: attributes one per line).
 HTML_TAG = regex.compile(
-    r"<!--.*?-->|</?(?:a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|li|mark|ol|p|s|small|span|strong|sub|"
-    r"summary|sup|table|tbody|td|th|thead|tr|u|ul)\b[^>\n]*>", regex.I)
+    r"<!--.*?-->|</?(?:" + "|".join(sorted(tree.HTML_NAMES, key=len, reverse=True)) + r")\b[^<>]*>", regex.I | regex.S)
 #: Blockquote markers at a line's start (CommonMark §5.1): a quoted paragraph, list or table is read as one.
 _QUOTE_MARKERS = regex.compile(r"^(?:[ \t]*>)+[ \t]?")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")

@@ -158,3 +158,20 @@ def test_a_link_relative_to_its_page_leads_to_the_page_it_names():
     assert resolve_links(text, page) == ("See the [expense policy](https://wiki.example/handbook/expenses.md), "
                                          "[carry-over](#carry-over) and ![chart](chart.png).")
     assert resolve_links(text, "annual-leave.md") == text  # no url_base: Slack shows the labels
+
+
+@needs_shared
+def test_an_accordions_html_heading_is_a_heading_and_its_button_no_text():
+    """The external-speaking playbook's steps are accordions: ``<h3><button class="usa-accordion__button" …>Step 4:
+    …</button></h3>`` then ``<div markdown=1>`` and the step's first paragraph with no blank line between. The
+    button's tag had been read as text and led a direct answer (issue 22, hb-064)."""
+    page = HANDBOOK / "training-and-development" / "external-speaking-request-playbook.md"
+    doc = parse_document(page.read_text(encoding="utf-8"), page.name)
+
+    units = split_units(doc.body)
+
+    step = next(k for k, u in enumerate(units) if u.display == "Step 4: Prepare for your talk")
+    assert units[step].kind == HEADING_UNIT
+    assert units[step + 1].display.startswith("As your speaking engagement is moving through the approval process")
+    assert not [u.display for u in units if "usa-accordion" in u.display or "<button" in u.display]
+    assert inline_text("a <button\n  class='x'\n>Go</button> to List<String>") == "a Go to List<String>"
