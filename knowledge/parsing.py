@@ -19,7 +19,7 @@ import yaml
 
 from knowledge.documents import DOCUMENT_TYPES
 from knowledge.errors import DocumentInvalid, DocumentStub
-from knowledge.sentences import sentences_of
+from knowledge.sentences import HTML_TAG, sentences_of
 
 # A `{% slack_channel "tock" %}` tag is the only place some handbook pages name a channel, so it becomes
 # "#tock" instead of disappearing (shared/eval/kb-dev/README.md, "Corpus traits").
@@ -141,9 +141,10 @@ def parse_document(text: str, rel_path: str) -> ParsedDocument:
     if not body:
         reason = "redirect stub (redirect_to)" if metadata.get("redirect_to") else "no text after front matter"
         raise DocumentInvalid(reason)
-    # a title is plain text: Jekyll front matter and HTML write "Logging in &amp; Networks" for "&"
-    title = html.unescape(title.strip() or _first(_H1.findall(_FENCED_CODE.sub("", body)))
-                          or _title_from_path(rel_path))
+    # a title is plain text: Jekyll front matter and HTML write "Logging in &amp; Networks" for "&", and
+    # "Get set up to travel <em>before</em> onboarding" for the emphasis its template renders
+    title = html.unescape(HTML_TAG.sub("", title.strip() or _first(_H1.findall(_FENCED_CODE.sub("", body)))
+                                       or _title_from_path(rel_path)))
     updated = _front_matter_time(metadata, ("updated", "last_modified", "date"))
     expires_at = _front_matter_time(metadata, ("expires_at", "expires"), date_means_end_of_day=True)
     stub = stub_reason(body, title)  # after the dates: a broken date is named even on a short page

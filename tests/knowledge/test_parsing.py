@@ -35,6 +35,9 @@ def test_a_title_written_with_an_html_entity_is_plain_text(tmp_path):
     doc = _parse_copy(tmp_path, HANDBOOK / "getting-started" / "how-to-log-in.md")
 
     assert doc.title == "Logging in & Networks"  # front matter "title: Logging in &amp; Networks"
+    travel = _parse_copy(tmp_path, HANDBOOK / "travel-and-leave" / "travel-and-leave-policies" /
+                         "first-time-travel-get-in-concur-pre-olu.md")
+    assert travel.title.startswith("Get set up to travel for TTS before GSA onboarding")  # "<em>before</em>"
 
 
 @needs_shared
