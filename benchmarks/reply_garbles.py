@@ -14,7 +14,7 @@ Counted per garble: replies with at least one, and up to ``--examples`` of them 
 - ``relative_link``: a link target that only works on the source site: ``#anchor``, ``../``, ``./``, a bare
   ``page.md`` or ``page.md#…``;
 - ``site_tag``: ``{% … %}``, ``{{ … }}``, a Hugo shortcode ``{{< … >}}``, a "Full context" leftover, a PyMdown
-  block's ``///`` fence;
+  block's ``///`` fence, an HTML element's tag;
 - ``empty_parentheses``: ``()`` or ``( )`` outside code, where a removed link or tag left a hole;
 - ``colon_without_list``: a line of the direct answer ending on ":" with no item or code after it (or after the
   lead-in that follows it: a tab's label "pip:" under "To install … along with Pydantic:");
@@ -43,6 +43,7 @@ from bot.cli.logs import configure_logging  # noqa: E402
 from config import load_settings  # noqa: E402
 from knowledge import KnowledgeBase  # noqa: E402
 from knowledge.calibration import load_questions  # noqa: E402
+from knowledge.markdown_tree import HTML_NAMES  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 _CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
@@ -52,9 +53,9 @@ _CHECKS = {
     "relative_link": re.compile(r"<(?:#|\.\.?/)[^|>]*\||\]\((?:#|\.\.?/)[^)]*\)|<[\w./-]+\.md(?:#[^|>]*)?\||"
                                 r"\]\([\w./-]+\.md(?:#[^)]*)?\)"),
     # site tags and the site's own markup: Jekyll/Hugo tags, PyMdown blocks, tabs (=== "…") and admonitions
-    # (!!! note), MkDocs attribute lists ({#anchor}, {: .class}), HTML headings and disclosure tags
+    # (!!! note), MkDocs attribute lists ({#anchor}, {: .class}), HTML elements' tags (an accordion's <button>)
     "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context|(?:^|\s)///(?:\s|$)|^(?:> )?=== \"|"
-                           r"^(?:> )?[!?]{3}\+? ?\w|\{#[\w-]+\}|\{:[^}\n]*\}|</?(?:h[1-6]|details|summary)\b[^>]*>",
+                           r"^(?:> )?[!?]{3}\+? ?\w|\{#[\w-]+\}|\{:[^}\n]*\}|</?(?:" + "|".join(HTML_NAMES) + r")\b[^>]*>",
                            re.S | re.M),
     "empty_parentheses": re.compile(r"\(\s*\)"),
     "abbreviation_cut": re.compile(r"\b(?:e\.g|i\.e|vs|cf)\.(?=\s*(?:\[\d+\])?\s*$)", re.M | re.I),
@@ -96,7 +97,8 @@ def garbles(answer, question: dict) -> dict[str, str]:
         return {}
     blocks = answer_blocks(answer)
     shown = "\n".join(texts_of(blocks))
-    prose = _CODE.sub("CODE", shown)  # code is not prose; a word keeps "(`limit`)" from reading as "( )"
+    # code is not prose (a word keeps "(`limit`)" from reading as "( )"); a page's "<" is "&lt;" in Slack's text
+    prose = _CODE.sub("CODE", shown).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     found = {}
     for name, pattern in _CHECKS.items():
         match = pattern.search(prose)
