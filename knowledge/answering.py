@@ -910,6 +910,19 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     text, own_line = "", False
     direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
     depth = _nesting([(c.passage, c.position, texts[c.passage], c.unit) for c in direct if c.unit.kind == ITEM])
+    # a run of items starts at the left, or one level under the lead-in shown before it: a nested item whose own
+    # item is not shown had opened a direct answer indented ("    ◦ This OLU Job Aid has instructions …")
+    shift, before = 0, None
+    for c in direct:
+        if c.unit.kind != ITEM:
+            before = c
+            continue
+        level = depth.get((c.passage, c.position), 0)
+        if before is None or before.passage != c.passage or before.unit.kind != ITEM:  # a run starts
+            leads = before is not None and before.passage == c.passage and leads_in(before.unit)
+            shift = max(0, level - 1) if leads else level
+        depth[(c.passage, c.position)] = max(0, level - shift)
+        before = c
     for k, c in enumerate(direct):
         shown = _shown(c, units[c.passage], texts[c.passage], urls[c.passage] if urls else "")
         if c.unit.kind == ITEM and not shown.endswith("```"):

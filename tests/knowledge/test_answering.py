@@ -511,6 +511,27 @@ def test_a_nested_list_item_comes_with_the_outer_item_that_leads_in_and_the_rule
 
 
 @needs_shared
+def test_a_direct_answer_never_opens_indented_under_an_item_it_does_not_show(tmp_path, sample_settings, embedder):
+    """The SF-182 steps nest "This OLU Job Aid has instructions …" under a step the answer does not show: it had
+    opened the direct answer as "    ◦ This OLU Job Aid …" (issue 22, hb-063)."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+    from tests.conftest import copy_pages
+
+    page = HANDBOOK / "training-and-development" / "conferences-events-training.md"
+    folder = copy_pages(tmp_path / "docs", {"conferences-events-training.md": page})
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("making my SF-182 in OLU for a course and my supervisor's name isn't showing up as the "
+                    "approver. what now?")
+
+    first = answer.direct_answer.splitlines()[0]
+    assert first == first.lstrip() and not first.startswith("◦")
+
+
+@needs_shared
 def test_a_list_of_steps_joining_the_answer_does_not_push_out_the_best_unit(tmp_path, sample_settings, embedder):
     """A PSLF question names the form's section 3: the FEIN item answers it, and the how-to's steps, brought in by
     a weaker unit, had left it out of the direct answer (issue 22, hb-022)."""
