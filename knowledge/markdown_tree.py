@@ -255,6 +255,11 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
             if items and not items[-1][2]:
                 first, item_kind = items[-1][0], ITEM
                 items[-1][2] = True
+            elif _is_bold_label(tokens[i + 1]):  # "**Getting ready to scan**": a heading the page
+                # writes in bold; as a sentence it had run into the answer ("Getting ready to scan All of these …")
+                out.append(Block(LABEL, first, tok.map[1], inline_text(tokens[i + 1], env), level=LABEL_LEVEL,
+                                 depth=len(items), quoted=bool(quoted)))
+                continue
             elif (asked := _faq_question(tokens[i + 1].content)) is not None:
                 out.append(Block(LABEL, first, first + 1, inline_text(asked, env), level=LABEL_LEVEL,
                                  depth=len(items), quoted=bool(quoted)))
@@ -295,6 +300,18 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
 
 #: A paragraph's first line that is only a bold question ("**When is payday?**"), its answer on the lines below.
 _BOLD_QUESTION = regex.compile(r"^(\*\*|__)(?=\S)[^\n]*?[?？](\1)\s*$")
+
+
+def _is_bold_label(inline: Token) -> bool:
+    """Whether a paragraph (its ``inline`` token) is one line in bold, not ended as a sentence is ("**Greybox
+    testing**"; "**When is payday?**" over an answer in the next paragraph): a label over the lines below it.
+    "**Never share it.**" is a statement, "**a** and **b**" no label."""
+    children = [t for t in inline.children or () if t.type != "text" or t.content.strip()]
+    if len(children) < 3 or children[0].type != "strong_open" or children[-1].type != "strong_close":
+        return False
+    inside = children[1:-1]
+    return (not any(t.type in ("strong_open", "softbreak", "hardbreak") for t in inside)
+            and not inline.content.rstrip("*_ ").endswith((".", "!", "。", "！")))
 
 
 def _faq_question(content: str) -> str | None:

@@ -32,8 +32,9 @@ from knowledge import markdown_tree as tree
 #: is their lead-in and embedded with them; 14: a paragraph opening with a bold question on its own line is a FAQ
 #: entry, the question a label over its answer, `knowledge.markdown_tree._faq_question`; 15: an HTML heading
 #: opening an HTML block is a heading and the rest of the block a paragraph, and every HTML element's tags are
-#: markup, `knowledge.markdown_tree.HTML_NAMES`).
-UNITS_VERSION = 15
+#: markup, `knowledge.markdown_tree.HTML_NAMES`; 16: a paragraph that is one line in bold is a label,
+#: `knowledge.markdown_tree._is_bold_label`).
+UNITS_VERSION = 16
 
 SENTENCE = "sentence"
 ITEM = "item"

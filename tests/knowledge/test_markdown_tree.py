@@ -175,3 +175,16 @@ def test_an_accordions_html_heading_is_a_heading_and_its_button_no_text():
     assert units[step + 1].display.startswith("As your speaking engagement is moving through the approval process")
     assert not [u.display for u in units if "usa-accordion" in u.display or "<button" in u.display]
     assert inline_text("a <button\n  class='x'\n>Go</button> to List<String>") == "a Go to List<String>"
+
+
+@needs_shared
+def test_a_paragraph_that_is_one_bold_line_is_a_label_over_what_follows():
+    """The security page titles its steps in bold ("**Getting ready to scan**"): read as a sentence, the label ran
+    into an answer as "Getting ready to scan All of these tests must be conducted …" (issue 22)."""
+    page = HANDBOOK / "launching-software" / "security.md"
+    units = split_units(parse_document(page.read_text(encoding="utf-8"), page.name).body)
+
+    kinds = {u.display: u.kind for u in units}
+    assert kinds["Getting ready to scan"] == kinds["Greybox testing"] == HEADING_UNIT
+    assert [b.kind for b in parse_blocks("**Never share it.**\n\nText.")][0] == PARAGRAPH  # a statement in bold
+    assert [b.kind for b in parse_blocks("**a** and **b**\n\nText.")][0] == PARAGRAPH
