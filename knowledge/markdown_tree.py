@@ -395,7 +395,7 @@ def inline_text(markdown: str | Token, env: dict | None = None) -> str:
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind == "html_inline":
-            out.append(" " if _is_html(tok.content) else tok.content)
+            out.append(_tag_gap(tok.content) if _is_html(tok.content) else tok.content)
         elif kind == "link_open":
             links.append((_contact(str(tok.attrs.get("href", ""))), len(out)))
         elif kind == "link_close" and links:
@@ -416,6 +416,17 @@ def squash_spaces(text: str) -> str:
 def _inline_tokens(text: str, env: dict | None) -> list[Token]:
     tokens = _MD.parseInline(text, dict(env or {}))
     return tokens[0].children if tokens else []
+
+
+#: Elements that only style the text inside them: their tags part no words ("your <em>first</em> day." reads
+#: "your first day.", not "your first day ."); any other tag (``<br>``, ``<td>``, ``<div>``) is a space.
+_PHRASING = frozenset("a abbr b cite code del dfn em font i ins kbd mark q s samp small span strong sub sup u".split())
+
+
+def _tag_gap(tag: str) -> str:
+    """What an inline HTML tag leaves in the text: nothing for a styling element's tag, else a space."""
+    name = _TAG_NAME.match(tag)
+    return "" if name and name.group(1).lower() in _PHRASING else " "
 
 
 def _is_html(tag: str) -> bool:

@@ -33,8 +33,9 @@ from knowledge import markdown_tree as tree
 #: entry, the question a label over its answer, `knowledge.markdown_tree._faq_question`; 15: an HTML heading
 #: opening an HTML block is a heading and the rest of the block a paragraph, and every HTML element's tags are
 #: markup, `knowledge.markdown_tree.HTML_NAMES`; 16: a paragraph that is one line in bold is a label,
-#: `knowledge.markdown_tree._is_bold_label`).
-UNITS_VERSION = 16
+#: `knowledge.markdown_tree._is_bold_label`; 17: a styling element's tags part no words, "your <em>first</em> day."
+#: reads "your first day.", `knowledge.markdown_tree._tag_gap`).
+UNITS_VERSION = 17
 
 SENTENCE = "sentence"
 ITEM = "item"

@@ -188,3 +188,10 @@ def test_a_paragraph_that_is_one_bold_line_is_a_label_over_what_follows():
     assert kinds["Getting ready to scan"] == kinds["Greybox testing"] == HEADING_UNIT
     assert [b.kind for b in parse_blocks("**Never share it.**\n\nText.")][0] == PARAGRAPH  # a statement in bold
     assert [b.kind for b in parse_blocks("**a** and **b**\n\nText.")][0] == PARAGRAPH
+
+
+def test_a_styling_tag_parts_no_words_and_a_break_does():
+    """A newcomer's "Arrive at 9:30 on your <em>first day</em>." had read "… first day ." in the answer."""
+    assert inline_text("Arrive at 9:30 on your <em>first day</em>.") == "Arrive at 9:30 on your first day."
+    assert inline_text('a <span class="x">b</span>, c') == "a b, c"
+    assert inline_text("line<br>next") == "line next"
