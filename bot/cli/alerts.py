@@ -270,6 +270,15 @@ def jobs_run(obj, name: str, now: datetime | None) -> None:
                    "post, and to each page owner")
 
 
+def _never_run_hint(store) -> None:
+    """Say so when no monitoring job has run yet: an empty digest then means "not looked", not "all healthy"."""
+    from jobs.runs import last_runs
+
+    if not last_runs(store):
+        click.echo("  no monitoring job has run yet on this home, so nothing was looked at: `minerva jobs run NAME` "
+                   "runs one now (`minerva jobs list` names them), `minerva serve` runs them on schedule")
+
+
 @jobs.command("preview")
 @click.argument("kind", type=click.Choice(["daily", "weekly"]), default="daily")
 @now_option
@@ -290,6 +299,7 @@ def jobs_preview(obj, kind: str, now: datetime | None) -> None:
     click.echo(f"### {kind} digest to {channel or '(no channel set: slack.digest_channel in your config)'}")
     if digest.empty and kind == "daily":
         click.echo("(nothing to post: an empty daily digest is not posted)")
+        _never_run_hint(obj.store)
     else:
         messages = digest_messages(digest, top_items=cfg.digest.top_items)
         click.echo(render({"blocks": messages.main.blocks, "text": messages.main.text}))

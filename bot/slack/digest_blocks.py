@@ -89,7 +89,7 @@ def digest_messages(digest: Digest, *, top_items: int = 3, chart_attached: bool 
     if digest.experts_waiting and len(main) < BLOCK_LIMIT - 1:
         main.append(_section(_waiting_text(digest)))
     if digest.empty and len(main) < BLOCK_LIMIT - 1:
-        main.append(_section("Nothing firing on this route. :white_check_mark:"))
+        main.append(_section(_nothing_here(digest)))
     main.append(_context(_footer(digest, chart_attached, sum(len(rest) for _, rest in overflow))))
     thread = _overflow_messages(overflow)
     return DigestMessages(SlackMessage(_fallback(fallback), main, tuple(in_main)), thread)
@@ -141,6 +141,16 @@ def parse_page_value(value: str) -> tuple[str, str | None]:
 
 
 # --- pieces ---------------------------------------------------------------------------------------------
+
+
+def _nothing_here(digest: Digest) -> str:
+    """What an empty digest says: all clear, or, when alerts fire elsewhere (the counts line counts every route),
+    that none of them is this digest's: "2 warning firing" over "Nothing firing" read as a contradiction."""
+    if not any(digest.counts.get(s, 0) for s in ("critical", "warning", "info")):
+        return "Nothing firing on this route. :white_check_mark:"
+    other = "daily" if digest.kind == "weekly" else "weekly"
+    return (f"None of them is this digest's: alerts go by severity (critical at once, warning daily, info weekly); "
+            f"see the {other} digest or `minerva alerts`.")
 
 
 def _counts_line(digest: Digest) -> str:

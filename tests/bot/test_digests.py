@@ -112,6 +112,19 @@ def test_digest_blocks_stay_within_slack_limits_and_escape_document_text(store, 
     assert sorted(shown) == sorted(n.alert.fingerprint for n in digest.notices) and len(shown) == 80
 
 
+def test_an_empty_weekly_digest_says_where_the_warnings_firing_go(store, config: AlertsConfig) -> None:
+    """A newcomer's weekly preview read "🟠 2 warning firing" over "Nothing firing on this route. ✅": the counts
+    are every route's, and warnings go to the daily digest."""
+    fire(store, config, "bad_documents", bad_docs(2))
+
+    weekly = digest_messages(build_digest(store, config, kind="weekly", now=NOW)).main
+    daily = digest_messages(build_digest(store, config, kind="daily", now=NOW)).main
+
+    sections = " ".join(b["text"]["text"] for b in weekly.blocks if b["type"] == "section")
+    assert "*2* warning" in sections and "Nothing firing" not in sections and "daily digest" in sections
+    assert item_fingerprints(daily.blocks)
+
+
 # --- posting --------------------------------------------------------------------------------------------
 
 
