@@ -247,6 +247,8 @@ def _print_sync_report(report) -> None:
         for entry in report.partials[:5]:
             what = ("states " + "; ".join(entry["changed_values"])) if entry.get("changed_values") else (
                 f"similarity {entry['similarity']:.2f}")
+            if entry.get("kept") == "first chunk":  # a duplicate, kept: a page is never left without chunks
+                what += "; a duplicate, kept as the page's opening so the page can still be found"
             click.echo(f"    {entry['chunk_id']} ≈ {entry['of']} ({what})")
         if len(report.partials) > 5:
             click.echo(f"    … and {len(report.partials) - 5} more in the sync report ({_SYNC_REPORTS})")

@@ -197,3 +197,18 @@ def test_kept_near_copies_are_listed_where_the_ingest_says_so(minerva, tmp_path)
     assert "queued for review" not in result.output
     assert "new:disk-full.md#" in result.output and "≈ old:disk-full.md#" in result.output
     assert "states 85% → 80%" in result.output
+
+
+def test_a_copys_opening_kept_by_the_gate_says_why(minerva, tmp_path):
+    """"1 kept that are close …: copy.md#0 ≈ disk-full.md#0 (similarity 1.00)" read as a gate that failed (a
+    newcomer: "the docs say ≥ 0.92 is stopped"); a page's first chunk is kept so the page can still be found."""
+    text = (Path(__file__).resolve().parents[2] / "knowledge" / "sample_kb" / "runbooks" / "disk-full.md").read_text(
+        encoding="utf-8")
+    pages = write_pages(tmp_path / "docs", {"disk-full.md": text, "disk-full-copy.md": text})
+    config = _config(tmp_path, [("docs", pages)])
+
+    result = minerva("ingest", config=config)
+
+    assert "docs:disk-full-copy.md#0 ≈ docs:disk-full.md#0 (similarity 1.00; a duplicate, kept as the page's " \
+           "opening" in result.output or "docs:disk-full.md#0 ≈ docs:disk-full-copy.md#0 (similarity 1.00; a " \
+           "duplicate, kept as the page's opening" in result.output, result.output
