@@ -302,6 +302,17 @@ def refuse_expired(answer: Answer, title: str, valid_until: str) -> Answer:
     return _refusal(answer, message("answer.refusal_expired", answer.language, title=title, valid_until=valid_until))
 
 
+def refuse_repeat(answer: Answer) -> Answer:
+    """``answer`` — a thread reply's answer that says again what the thread's answer said — as "the answer above
+    is all I found on this", offering the pages it cited as links (a newcomer's "and if it doesn't work?" under
+    a VPN answer got the same answer posted twice)."""
+    pages = [{"title": c.title, "url": c.url, "collection": c.doc_id.split(":", 1)[0]} for c in answer.citations[:2]]
+    refused = _refusal(answer, message("answer.nothing_more", answer.language))
+    refused.closest = pages
+    refused.text = plain_text(refused)
+    return refused
+
+
 def _refusal(answer: Answer, text: str) -> Answer:
     """``answer`` as a refusal saying ``text``: nothing quoted or cited (``retrieved`` and ``top_score`` kept)."""
     return replace(answer, refused=True, text=text, passages=[], citation_numbers=[], quotes=[], citations=[],
@@ -483,6 +494,13 @@ def repeats_direct_answer(quote: str, direct_answer: str) -> bool:
     sample replies repeated most of their direct answer, issue 23.) Such a quote is not shown again; its
     source line is."""
     return _repeats(_plain_words(quote), _plain_words(direct_answer))
+
+
+def says_nothing_new(text: str, before: str) -> bool:
+    """Whether every run of three words of ``text`` (as a reader sees it, `_plain_words`) is in ``before``: a
+    follow-up's direct answer that only says again what the thread's answer said."""
+    new, old = _trigrams(_plain_words(text)), _trigrams(_plain_words(before))
+    return bool(new) and new <= old
 
 
 def _repeats(quote_words: list[str], said_words: list[str]) -> bool:

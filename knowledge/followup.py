@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import regex
 
+from knowledge.answering import refuse_repeat, says_nothing_new
 from knowledge.language import detect_language
 from knowledge.service import validate_question
 from knowledge.tokenize import question_stems, tokenize
@@ -118,7 +119,19 @@ def ask_in_thread(kb, question: str, earlier: Sequence[str], *, where=None) -> A
         if not alone.refused or not leans_on_thread(question):
             return alone
     answer.question, answer.language = asked, detect_language(asked)
+    if _says_again(kb, answer, thread_context(earlier), where):
+        return refuse_repeat(answer)
     return answer
+
+
+def _says_again(kb, answer: Answer, context: str | None, where) -> bool:
+    """Whether ``answer`` to a follow-up says nothing that the answer to the thread's question ``context`` (asked
+    alone) did not say (`says_nothing_new`): the follow-up found nothing of its own ("and if it doesn't work?"
+    under "How do I set up the VPN?" was answered with the VPN steps again)."""
+    if answer.refused or not context:
+        return False
+    before = kb.ask(context, where=where)
+    return not before.refused and says_nothing_new(answer.direct_answer, before.direct_answer)
 
 
 #: What makes a reply point back at its thread: a pronoun for the thread's subject, a reply opening with "and" or
