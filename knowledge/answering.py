@@ -340,7 +340,7 @@ def _cite(answer: Answer, pool: list[Passage], high: list[bool], weights: dict[s
     pool_units = [split_units(p.text) for p in pool]
     ranked = _ranked(answer.question, pool, pool_units, weights, relative, answer.language)
     model = current_model()
-    direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units)
+    direct = _direct_units(ranked, model.join_share, model.direct_chars, model.direct_units, frozenset(weights))
     best = direct[0] if direct else None
     direct = _with_warnings(_with_lists(direct, ranked, pool_units, weights, model.direct_chars), ranked)
     direct = _said_once(_with_steps(direct, best, pool_units, [p.text for p in pool], model.direct_chars,
@@ -825,12 +825,14 @@ def _placed(near: _Candidate, position: int, units: list[Unit]) -> _Candidate:
     return replace(near, position=position, unit=units[position], pointer=False, replaces=False)
 
 
-def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int = 0) -> list[_Candidate]:
+def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int = 0,
+                  asked: frozenset[str] = frozenset()) -> list[_Candidate]:
     """The best unit, plus the next best units while each scores at least ``share`` of the best one's
     probability, all fit in ``limit`` characters and they are at most ``most`` units (0: any number; all three
     fitted with the reader, `knowledge.reader_fit`): a
     fact split over two sentences, or a question asking two things, is answered whole. A unit that only points
-    elsewhere, or says what the best unit says, is left out; a unit that leans on the sentence before it comes
+    elsewhere, says what the best unit says, or is another row of the best row's table for another case
+    (`_another_row`; ``asked``: the question's tokens) is left out; a unit that leans on the sentence before it comes
     with that sentence; a unit that introduces a list brings its first items as room allows. The best unit
     first, then the others in the passages' order (the strongest first, as they are cited) and in reading order
     within each."""
@@ -847,7 +849,7 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     for c in ranked[1:]:
         if c.score < share * best.score and not (best.replaces and c.replaces):
             break
-        if c.pointer or c.misses or _says_again(c, chosen):
+        if c.pointer or c.misses or _says_again(c, chosen) or _another_row(c, best, asked):
             continue
         if best.replaces and not c.replaces:  # beside "`dict()` → `model_dump()`", only other such lines
             continue
@@ -869,6 +871,15 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     lead = [c for c in in_order if c is best or (listed and (c.passage, c.section) == (best.passage, best.section) and (
         c.unit.kind == ITEM or (leads_in(c.unit) and c.position < best.position)))]
     return lead + [c for c in in_order if c not in lead]
+
+
+def _another_row(c: _Candidate, best: _Candidate, asked: frozenset[str]) -> bool:
+    """Whether ``c`` is another row of the table whose row ``best`` answers, and names none of the question's words
+    (``asked``: its tokens) that the best row does not: another case of the same table ("Which laptop do engineers
+    get?" showed the Design, Sales and Support rows under the Engineering one). "… engineers and designers …"
+    keeps the Design row: it names a word the best row lacks."""
+    return (c.unit.kind == ROW and best.unit.kind == ROW and c.passage == best.passage
+            and c.section == best.section and not (c.words & asked) - best.words)
 
 
 def _says_again(c: _Candidate, chosen: list[_Candidate]) -> bool:

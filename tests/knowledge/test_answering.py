@@ -1303,3 +1303,28 @@ def test_every_step_comes_when_steps_have_their_own_commands(tmp_path, sample_se
     assert steps == ["1", "2", "3", "4"], answer.direct_answer
     assert "ssh ops@$NODE" in answer.direct_answer
     assert answer.direct_answer.startswith("1. Find the node")  # "what do I do": the steps lead
+
+
+def test_another_row_of_the_answering_table_joins_only_for_a_case_the_question_names(tmp_path, sample_settings,
+                                                                                      embedder):
+    """A newcomer's "Which laptop do engineers get?" showed every role's row under the Engineering one."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "equipment.md").write_text(
+        "# Laptops\n\nEveryone gets a laptop on the first day. Which one depends on the role:\n\n"
+        "| Role | Laptop | Replacement cycle |\n|---|---|---|\n| Engineering | MacBook Pro 14, 32 GB | 3 years |\n"
+        "| Design | MacBook Pro 16, 48 GB | 3 years |\n| Sales | MacBook Air 13, 16 GB | 4 years |\n"
+        "| Support | ThinkPad T14, 16 GB | 4 years |\n", encoding="utf-8")
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(docs))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    one = kb.ask("Which laptop do engineers get?").direct_answer
+    two = kb.ask("Which laptops do engineers and designers get?").direct_answer
+
+    assert "MacBook Pro 14" in one.splitlines()[0]
+    assert "Sales" not in one and "Support" not in one and "Design" not in one
+    assert "MacBook Pro 14" in two and "MacBook Pro 16" in two
