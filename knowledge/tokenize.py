@@ -38,8 +38,9 @@ import regex
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-#: Bumped when tokens change for the same text; an index built with another version needs a rebuild.
-TOKENIZER_VERSION = 4
+#: Bumped when tokens change for the same text; an index built with another version needs a rebuild (5: a Korean
+#: particle written against a Latin word, "VPN은", is read with that word, `_korean`).
+TOKENIZER_VERSION = 5
 
 _KO = r"\p{Hangul}"
 _JA = r"\p{Hiragana}\p{Katakana}\p{Han}ー〆〇"  # ー (U+30FC) is script Common, not Katakana
@@ -125,10 +126,12 @@ def _analysed(text: str, bigrams: bool, topic: bool) -> tuple[list[str], list[st
         return english, list(english) if topic else []
     tokens: list[str] = []
     topics: list[str] = []
+    before = ""
     for script, zone in script_runs(text):
         if script != "other":
             chars = _SCRIPT_CHARS[script].findall
-            words = _korean(zone) if script == "ko" else _japanese(zone)
+            words = _korean(zone, _GLUED.search(before).group() if _GLUED.search(before) else "") \
+                if script == "ko" else _japanese(zone)
             tokens.extend(form for form, _ in words)
             if bigrams:
                 tokens.extend(_bigrams(chars(zone)))
@@ -142,6 +145,7 @@ def _analysed(text: str, bigrams: bool, topic: bool) -> tuple[list[str], list[st
         tokens.extend(english)
         if topic:
             topics.extend(english)
+        before = zone
     return tokens, topics
 
 
@@ -237,6 +241,10 @@ def script_runs(text: str) -> list[tuple[str, str]]:
     return [(script, run) for script, run in runs]
 
 
+#: The Latin word or number a run ends with, written against what follows it ("VPN" of "VPN은").
+_GLUED = regex.compile(r"[\p{Latin}\d]+$")
+
+
 def _english(text: str) -> list[str]:
     words = [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
     return _stemmer().stemWords(words)
@@ -247,16 +255,19 @@ def _bigrams(runs: list[str]) -> list[str]:
     return [run[i:i + 2] for run in runs for i in range(len(run) - 1)]
 
 
-def _korean(zone: str) -> list[tuple[str, str]]:
-    """``(form, surface)`` of each content morpheme of a Korean zone."""
+def _korean(zone: str, glued: str = "") -> list[tuple[str, str]]:
+    """``(form, surface)`` of each content morpheme of a Korean zone; ``glued``: the Latin word or number written
+    against its start ("VPN" of "VPN은"), read with it so that the particle after it is read as one: alone,
+    kiwipiepy reads "은 어떻게" as the noun 은 (silver), "를" as the verb stem 르 and "는요" as 늘."""
     kiwi, lock = _kiwi()
     with lock:
-        morphemes = kiwi.tokenize(zone)
+        morphemes = kiwi.tokenize(glued + zone)
     out = []
     for m in morphemes:
         tag = m.tag.split("-", 1)[0]  # VV-R / VA-I: regular/irregular conjugation marks
-        if tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS:
-            out.append((m.form, zone[m.start:m.start + m.len]))
+        start = m.start - len(glued)
+        if start >= 0 and tag in KOREAN_TAGS and m.form not in KOREAN_STOP_STEMS:
+            out.append((m.form, zone[start:start + m.len]))
     return out
 
 

@@ -151,3 +151,12 @@ def test_a_short_korean_question_with_an_interrogative_is_answered_from_its_sect
     answer = kb.ask("연차는 며칠인가요?")
     assert not answer.refused
     assert "15일" in answer.direct_answer
+
+
+def test_a_korean_particle_written_against_a_latin_word_is_no_word():
+    """Read apart from "VPN", kiwipiepy took the 은 of "VPN은" for the noun "silver", 를 for the verb stem 르 and
+    "는요" for 늘: each weighed in coverage like a topic word the page lacked."""
+    assert tokenize("VPN은 어떻게 연결하나요?", bigrams=False) == ["vpn", "연결"]
+    assert tokenize("API를 호출하면", bigrams=False) == ["api", "호출"]
+    assert tokenize("v2는요?", bigrams=False) == ["v2"]
+    assert tokenize("GitHub가 느려요", bigrams=False) == ["github", "느리"]
