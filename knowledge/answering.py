@@ -599,7 +599,9 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
                 lexical_coverage(asked, context, idf), float(key in words),
                 1.0 / (1 + i), relative[i], p.score,
                 float(unit.kind == ITEM), float(unit.kind == ROW),
-                float(order == 0 and _chunk_index(p) == 0), order / max(1, len(answerable) - 1),
+                # a FAQ's first answer is an answer, not the page's opening (a newcomer's VPN entry lost to the
+                # password entry under it)
+                float(order == 0 and _chunk_index(p) == 0 and entry is None), order / max(1, len(answerable) - 1),
                 float(reading.asks_amount and bool(_DIGIT.search(unit.display))),
                 float(kind is not None and kind in reading.sections),
                 float(bool(reading.sections) and kind is not None and kind not in reading.sections),

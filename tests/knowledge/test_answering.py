@@ -1329,3 +1329,25 @@ def test_another_row_of_the_answering_table_joins_only_for_a_case_the_question_n
     assert "MacBook Pro 14" in one.splitlines()[0]
     assert "Sales" not in one and "Support" not in one and "Design" not in one
     assert "MacBook Pro 14" in two and "MacBook Pro 16" in two
+
+
+def test_a_faqs_first_answer_is_no_page_opening(tmp_path, sample_settings, embedder):
+    """A newcomer's English FAQ opens with "**How do I connect to the VPN?**" and its answer: the reader took that
+    answer for the page's opening (a weak feature) and answered "VPN은 어떻게 연결하나요?" with the password entry."""
+    from config import SourceConfig
+    from knowledge import KnowledgeBase
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "faq.md").write_text(
+        "# IT FAQ\n\n**How do I connect to the VPN?**\nInstall WireGuard from the IT shop, import the profile you "
+        "received by email and switch on the tunnel.\n\n**I forgot my password. What now?**\nReset it yourself on "
+        "the identity portal. If your account is locked, ask in #it-help.\n\n**Which printer should I use?**\n"
+        "The printer on the third floor; add it from the Self Service app.\n", encoding="utf-8")
+    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(docs))]),
+                       tmp_path / "home", embedder=embedder)
+    kb.sync()
+
+    answer = kb.ask("VPN은 어떻게 연결하나요?")
+
+    assert answer.direct_answer.startswith("Install WireGuard"), answer.direct_answer
