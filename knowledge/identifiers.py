@@ -131,6 +131,14 @@ class Identifier:
         return 1.0 if small <= large else 0.0
 
 
+#: A setting written after a negation is what not to do, not what the page states ("you can no longer run with
+#: `skip_on_failure=False`" beside another page's "you must specify `skip_on_failure=True`" were reported as two
+#: pages stating different values): a negation within this many characters before it, in the same clause.
+NEGATION_REACH = 40
+_NEGATED = regex.compile(r"\b(?:not|no longer|never|cannot|can't|don't|doesn't|won't|without|avoid)\b[^.;:!?]*$",
+                         regex.I)
+
+
 def extract_identifiers(text: str) -> list[Identifier]:
     """Every identifier stated in ``text`` (Markdown allowed), in reading order; see the module docstring."""
     found: list[Identifier] = []
@@ -175,7 +183,7 @@ def _from_sentence(raw: str) -> list[Identifier]:
                 if free(*m.span(group)):
                     spans.append((*m.span(group), name, m.group(group).lower(), (), name))
             elif name == "config":
-                if free(*m.span("id")):
+                if free(*m.span("id")) and not _NEGATED.search(raw[max(0, m.start() - NEGATION_REACH):m.start()]):
                     spans.append((*m.span("id"), "config", m.group("id"), (),
                                   "config:" + (m.group("key") or m.group("key2")).lower()))
             else:

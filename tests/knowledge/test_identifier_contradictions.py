@@ -40,6 +40,21 @@ def test_identifiers_of_each_kind_are_read_with_what_they_name():
     assert _ids("Pick it up in Suite #200, room #5685; see issue #1077 and `kubectl -n $NAMESPACE get pods`.") == []
 
 
+@needs_shared
+def test_a_setting_after_a_negation_is_no_statement_of_it():
+    """Pydantic's migration guide says you "can no longer run with `skip_on_failure=False`"; its usage errors say
+    you "MUST specify `skip_on_failure=True`": the whole-corpus run reported them as stating True and False."""
+    docs = CORPUS / "pydantic-docs" / "v2.13.4"
+    migration = (docs / "migration.md").read_text(encoding="utf-8")
+    usage = (docs / "errors" / "usage_errors.md").read_text(encoding="utf-8")
+
+    def settings(text):
+        return {i.text for i in extract_identifiers(text) if i.unit == "config:skip_on_failure"}
+
+    assert settings(migration) <= {"True"} and settings(usage) == {"True"}
+    assert [i.text for i in extract_identifiers("Do not set `debug: true` in production.")] == []
+
+
 def test_table_cells_under_a_codes_heading_are_codes_of_their_row():
     table = ("##### Common Tock codes\n\n| Work type | CoE feds | 18F |\n|---|---|---|\n"
              "| GSA-mandated | 1347 | *NA* |\n| Staffing | *NA* | 1812 |\n")
