@@ -131,12 +131,20 @@ class Identifier:
         return 1.0 if small <= large else 0.0
 
 
-#: A setting written after a negation is what not to do, not what the page states ("you can no longer run with
-#: `skip_on_failure=False`" beside another page's "you must specify `skip_on_failure=True`" were reported as two
-#: pages stating different values): a negation within this many characters before it, in the same clause.
+#: A setting in a negated clause is what not to do, not what the page states ("you can no longer run with
+#: `skip_on_failure=False`", "the `skip_on_failure=False` option is no longer available", beside "you must specify
+#: `skip_on_failure=True`", were reported as pages stating different values): a negation within this many
+#: characters before or after it, in the same clause.
 NEGATION_REACH = 40
-_NEGATED = regex.compile(r"\b(?:not|no longer|never|cannot|can't|don't|doesn't|won't|without|avoid)\b[^.;:!?]*$",
-                         regex.I)
+_NEGATION = r"\b(?:not|no longer|never|cannot|can't|don't|doesn't|won't|without|avoid)\b"
+_NEGATED_BEFORE = regex.compile(_NEGATION + r"[^.;:!?]*$", regex.I)
+_NEGATED_AFTER = regex.compile(r"^[^.;:!?]*?" + _NEGATION, regex.I)
+
+
+def _negated(raw: str, start: int, end: int) -> bool:
+    """Whether the setting at ``raw[start:end]`` sits in a negated clause (`NEGATION_REACH`)."""
+    return bool(_NEGATED_BEFORE.search(raw[max(0, start - NEGATION_REACH):start])
+                or _NEGATED_AFTER.search(raw[end:end + NEGATION_REACH]))
 
 
 def extract_identifiers(text: str) -> list[Identifier]:
@@ -183,7 +191,7 @@ def _from_sentence(raw: str) -> list[Identifier]:
                 if free(*m.span(group)):
                     spans.append((*m.span(group), name, m.group(group).lower(), (), name))
             elif name == "config":
-                if free(*m.span("id")) and not _NEGATED.search(raw[max(0, m.start() - NEGATION_REACH):m.start()]):
+                if free(*m.span("id")) and not _negated(raw, *m.span()):
                     spans.append((*m.span("id"), "config", m.group("id"), (),
                                   "config:" + (m.group("key") or m.group("key2")).lower()))
             else:
