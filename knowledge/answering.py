@@ -1260,6 +1260,22 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2,
     return ["\n\n".join(units) for units in focus]
 
 
+def _about_other_things(a: Passage, b: Passage, text_a: str, text_b: str) -> bool:
+    """Whether two quoted passages are about different things by their own headings: each one's section heading
+    (else its title) names words the other passage (title, headings and ``text_a`` / ``text_b``, what it shows)
+    never uses. The sample's "Monthly billing is $52 per user per month." under "Pro" and the Team plan page's
+    "Monthly billing is available at $21 per user per month." under "Price" had been shown as sources that
+    disagree; two snapshots of a page, or a vacation page and the perks page's "Vacation" section, share words."""
+    def own(p: Passage) -> set[str]:
+        return set(tokenize(p.heading_path[-1] if p.heading_path else p.title))
+
+    def said(p: Passage, text: str) -> set[str]:
+        return set(tokenize(" ".join((p.title, *p.heading_path, text))))
+
+    mine, theirs = own(a), own(b)
+    return bool(mine and theirs) and not mine & said(b, text_b) and not theirs & said(a, text_a)
+
+
 def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[str],
                   language: str = "en") -> list[str]:
     """One warning per pair of quoted documents whose sentences that answer the question (``focus``, one
@@ -1273,7 +1289,7 @@ def disagreements(passages: list[Passage], numbers: dict[str, int], focus: list[
         for j in range(i + 1, len(passages)):
             b = passages[j]
             pair = frozenset((a.doc_id, b.doc_id))
-            if a.doc_id == b.doc_id or pair in warned:
+            if a.doc_id == b.doc_id or pair in warned or _about_other_things(a, b, focus[i], focus[j]):
                 continue
             for va, vb in passage_conflicts(focus[i], focus[j])[:1]:
                 warned.add(pair)

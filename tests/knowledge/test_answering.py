@@ -104,6 +104,14 @@ def test_a_disagreement_says_when_a_date_is_only_the_files():
     assert "Webhooks (file date 2026-01-05)" in warning and "Runbook (2026-01-09)" in warning
 
 
+def test_passages_whose_headings_name_other_things_do_not_disagree(sample_kb):
+    """"Monthly billing is $52 per user per month." under the overview's "Pro" and the Team plan page's "Monthly
+    billing is available at $21 per user per month." were shown as sources that disagree."""
+    answer = sample_kb.ask("How much does the Pro plan cost per user?")
+
+    assert not [w for w in answer.warnings if "$52" in w and "$21" in w], answer.warnings
+
+
 def test_agreeing_sources_give_no_warning():
     a = _passage(WEBHOOK_DOCS, "api:webhooks.md", 0.8)
     b = _passage(WEBHOOK_DOCS.replace("Webhooks are", "Our webhooks are"), "api:copy.md", 0.7)
