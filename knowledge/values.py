@@ -368,13 +368,22 @@ def _rendered_row(line: str) -> list[tuple[str, str]] | None:
     """A table row as `knowledge.sentences` renders it for Slack ("Plan: Pro · Price per user: €60 · Storage:
     100 GB", maybe after a "•" bullet) as the cell sentences of a Markdown row (``[("Pro, Price per user:
     €60", "Pro"), ("Pro, Storage: 100 GB", "Pro")]``); None for any other line. Every part after the first
-    must be "header: cell" (a row whose first header is empty is left alone); the first cell names the row."""
+    must be "header: cell"; the first cell names the row, with its header or, where the table's first header is
+    empty, alone ("API rate limit · Starter: 60 requests/minute · Team: 300 requests/minute": the plans are the
+    columns, and read as a sentence its 60 had disagreed with another page's Team limit)."""
     parts = _ROW_BULLET.sub("", line).split(" · ")
     cells = [_RENDERED_CELL.match(part) for part in parts]
-    if len(parts) < 2 or not all(cells) or ":" in cells[0].group(2):
+    if len(parts) < 2 or not all(cells[1:]):
         return None
-    key = cells[0].group(2)
-    return _Row([(f"{key}, {c.group(1).strip()}: {c.group(2)}", key) for c in cells[1:]], cells[0].group(1).strip())
+    if cells[0] is None:  # a first column without a header: the row's name alone
+        key, key_header = parts[0].strip(), ""
+        if not key or ":" in key:
+            return None
+    elif ":" in cells[0].group(2):
+        return None
+    else:
+        key, key_header = cells[0].group(2), cells[0].group(1).strip()
+    return _Row([(f"{key}, {c.group(1).strip()}: {c.group(2)}", key) for c in cells[1:]], key_header)
 
 
 def extract_values(text: str) -> list[Value]:

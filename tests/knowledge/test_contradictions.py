@@ -87,6 +87,18 @@ def test_a_table_row_rendered_for_slack_reads_like_the_markdown_row():
     assert [v.text for v in extract_values("Home · Docs · Pricing: €60 or more")] == ["€60"]  # not a row
 
 
+def test_a_rendered_row_of_a_table_whose_first_header_is_empty_is_a_row():
+    """The sample's plans table has the plans as columns and no header over its first column: rendered as "API
+    rate limit · Starter: 60 requests/minute · …" it was read as a sentence, and its 60 disagreed with the Team
+    page's "raised from 240 to 300 requests per minute" in a reply about the Pro plan's price."""
+    rendered = "API rate limit · Starter: 60 requests/minute · Team: 300 requests/minute"
+    markdown = "| | Starter | Team |\n|---|---|---|\n| API rate limit | 60 requests/minute | 300 requests/minute |"
+
+    assert [(v.text, v.row) for v in extract_values(rendered)] == [(v.text, v.row) for v in extract_values(markdown)] \
+        == [("60 requests/minute", "api rate limit"), ("300 requests/minute", "api rate limit")]
+    assert passage_conflicts(rendered, "API rate limit raised from 240 to 300 requests per minute.") == []
+
+
 def test_passage_conflicts_pairs_a_table_row_with_the_sentence_naming_that_row_and_column():
     rows = "Plan: Starter · Price per user: €20 · Storage: 10 GB\n\nPlan: Pro · Price per user: €60 · Storage: 100 GB"
     pairs = {(a.text, b.text) for a, b in passage_conflicts(rows, "The Pro plan costs €45 per user per month.")}
