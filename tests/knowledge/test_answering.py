@@ -448,14 +448,7 @@ def test_markdown_backslash_escapes_are_resolved_outside_code():
 
 @needs_shared
 def test_the_direct_answer_answers_both_parts_of_a_two_part_question(tmp_path, sample_settings, embedder):
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-    from tests.conftest import copy_pages
-
-    folder = copy_pages(tmp_path / "docs", {"leave.md": HANDBOOK / "travel-and-leave" / "leave.md"})
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+    kb = synced_kb(tmp_path, {"leave.md": HANDBOOK / "travel-and-leave" / "leave.md"}, sample_settings, embedder)
 
     answer = kb.ask("is there a cap on award leave? and does it expire")
 
@@ -501,15 +494,8 @@ def test_the_rule_whose_bound_the_questions_own_amount_meets_answers():
 @needs_shared
 def test_a_nested_list_item_comes_with_the_outer_item_that_leads_in_and_the_rule_for_the_asked_amount(
         tmp_path, sample_settings, embedder):
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-    from tests.conftest import copy_pages
-
     page = HANDBOOK / "training-and-development" / "conferences-events-training.md"
-    folder = copy_pages(tmp_path / "docs", {"conferences-events-training.md": page})
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+    kb = synced_kb(tmp_path, {"conferences-events-training.md": page}, sample_settings, embedder)
 
     answer = kb.ask("how far ahead do i need to submit a conference request if its like $3k incl travel")
 
@@ -522,15 +508,8 @@ def test_a_nested_list_item_comes_with_the_outer_item_that_leads_in_and_the_rule
 def test_a_direct_answer_never_opens_indented_under_an_item_it_does_not_show(tmp_path, sample_settings, embedder):
     """The SF-182 steps nest "This OLU Job Aid has instructions …" under a step the answer does not show: it had
     opened the direct answer as "    ◦ This OLU Job Aid …" (issue 22, hb-063)."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-    from tests.conftest import copy_pages
-
     page = HANDBOOK / "training-and-development" / "conferences-events-training.md"
-    folder = copy_pages(tmp_path / "docs", {"conferences-events-training.md": page})
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+    kb = synced_kb(tmp_path, {"conferences-events-training.md": page}, sample_settings, embedder)
 
     answer = kb.ask("making my SF-182 in OLU for a course and my supervisor's name isn't showing up as the "
                     "approver. what now?")
@@ -543,14 +522,7 @@ def test_a_direct_answer_never_opens_indented_under_an_item_it_does_not_show(tmp
 def test_a_list_of_steps_joining_the_answer_does_not_push_out_the_best_unit(tmp_path, sample_settings, embedder):
     """A PSLF question names the form's section 3: the FEIN item answers it, and the how-to's steps, brought in by
     a weaker unit, had left it out of the direct answer (issue 22, hb-022)."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-    from tests.conftest import copy_pages
-
-    folder = copy_pages(tmp_path / "docs", {"benefits.md": HANDBOOK / "getting-started" / "classes" / "benefits.md"})
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+    kb = synced_kb(tmp_path, {"benefits.md": HANDBOOK / "getting-started" / "classes" / "benefits.md"}, sample_settings, embedder)
 
     answer = kb.ask("filling out my PSLF form, what's GSA's employer ID number (FEIN) for section 3?")
 
@@ -564,15 +536,8 @@ def test_a_long_item_is_cut_by_what_a_reader_sees_and_a_cut_lead_in_never_leads(
     quote": its link's 100-character address had counted against the direct answer's size and cut that
     sentence off; and the chunk's overlap "…has procured:" had led the answer as the lead-in of a list
     (issue 22, xh-120)."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-    from tests.conftest import copy_pages
-
     page = HANDBOOK / "general-information-and-resources" / "purchase-requests.md"
-    folder = copy_pages(tmp_path / "docs", {"purchase-requests.md": page})
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(folder))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+    kb = synced_kb(tmp_path, {"purchase-requests.md": page}, sample_settings, embedder)
 
     answer = kb.ask("want to buy about $4k of IT consulting services from a vendor through micropurchase. "
                     "what do i need to attach?")
@@ -1317,19 +1282,11 @@ def test_every_step_comes_when_steps_have_their_own_commands(tmp_path, sample_se
 def test_another_row_of_the_answering_table_joins_only_for_a_case_the_question_names(tmp_path, sample_settings,
                                                                                       embedder):
     """A newcomer's "Which laptop do engineers get?" showed every role's row under the Engineering one."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "equipment.md").write_text(
+    kb = written_kb(tmp_path, {"equipment.md": (
         "# Laptops\n\nEveryone gets a laptop on the first day. Which one depends on the role:\n\n"
         "| Role | Laptop | Replacement cycle |\n|---|---|---|\n| Engineering | MacBook Pro 14, 32 GB | 3 years |\n"
         "| Design | MacBook Pro 16, 48 GB | 3 years |\n| Sales | MacBook Air 13, 16 GB | 4 years |\n"
-        "| Support | ThinkPad T14, 16 GB | 4 years |\n", encoding="utf-8")
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(docs))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+        "| Support | ThinkPad T14, 16 GB | 4 years |\n")}, sample_settings, embedder)
 
     one = kb.ask("Which laptop do engineers get?").direct_answer
     two = kb.ask("Which laptops do engineers and designers get?").direct_answer
@@ -1342,19 +1299,11 @@ def test_another_row_of_the_answering_table_joins_only_for_a_case_the_question_n
 def test_a_faqs_first_answer_is_no_page_opening(tmp_path, sample_settings, embedder):
     """A newcomer's English FAQ opens with "**How do I connect to the VPN?**" and its answer: the reader took that
     answer for the page's opening (a weak feature) and answered "VPN은 어떻게 연결하나요?" with the password entry."""
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "faq.md").write_text(
+    kb = written_kb(tmp_path, {"faq.md": (
         "# IT FAQ\n\n**How do I connect to the VPN?**\nInstall WireGuard from the IT shop, import the profile you "
         "received by email and switch on the tunnel.\n\n**I forgot my password. What now?**\nReset it yourself on "
         "the identity portal. If your account is locked, ask in #it-help.\n\n**Which printer should I use?**\n"
-        "The printer on the third floor; add it from the Self Service app.\n", encoding="utf-8")
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(docs))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
+        "The printer on the third floor; add it from the Self Service app.\n")}, sample_settings, embedder)
 
     answer = kb.ask("VPN은 어떻게 연결하나요?")
 

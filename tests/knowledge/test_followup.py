@@ -110,25 +110,16 @@ def test_a_follow_up_that_finds_nothing_new_says_so_instead_of_posting_the_answe
                                                                                           embedder):
     """A newcomer's "and if it doesn't work?" under a VPN answer got the same steps posted twice: it now says the
     answer above is all there is, with the page to read."""
-    from dataclasses import replace
-
-    from config import SourceConfig
-    from knowledge import KnowledgeBase
     from knowledge.followup import ask_in_thread
+    from tests.conftest import written_kb
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vpn.md").write_text(
+    kb = written_kb(tmp_path, {"vpn.md": (
         "# VPN\n\n## Setting up the VPN\n\nTo connect to the VPN:\n\n1. Install the Acme VPN client from the "
         "self-service portal.\n2. Sign in with your company account and approve the push on your phone.\n3. Choose "
         "the \"Office\" profile and click Connect.\n\nThe VPN profile expires after 180 days; reinstall it from the "
-        "portal when it does.\n", encoding="utf-8")
-    kb = KnowledgeBase(replace(sample_settings, sources=[SourceConfig(name="docs", path=str(docs))]),
-                       tmp_path / "home", embedder=embedder)
-    kb.sync()
-    first = "How do I set up the VPN?"
+        "portal when it does.\n")}, sample_settings, embedder)
 
-    again = ask_in_thread(kb, "and if it doesn't work?", [first])
+    again = ask_in_thread(kb, "and if it doesn't work?", ["How do I set up the VPN?"])
 
     assert again.refused and again.text.startswith("The answer above is all I found on this.")
     assert [c["title"] for c in again.closest] == ["VPN"] and not again.quotes
