@@ -51,10 +51,11 @@ CONTINUED = "…"
 #: Markdown tree reads it, `knowledge.markdown_tree`: no ``{#anchor}`` attribute list, emphasis marker or link
 #: syntax in a section's name; 15: a code block is one paragraph, cut between lines with its fence closed and
 #: opened again, and an overlap never starts inside one; 16: a piece never ends on a lead-in whose list or example
-#: opens the next one, `_lead_in`; 17: a title's HTML tags are dropped); part of every document's chunker
+#: opens the next one, `_lead_in`; 17: a title's HTML tags are dropped; 18: what Liquid's ``{% raw %}`` holds is
+#: kept as written, `knowledge.parsing.strip_template_tags`); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 17
+CHUNKER_VERSION = 18
 
 
 @dataclass(frozen=True)

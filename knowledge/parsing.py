@@ -31,6 +31,9 @@ _LINE_MARKER = re.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)?")
 #: before it, no "/" or letter right after it) and not a Hugo shortcode (``{{<``, ``{{%``).
 _VARIABLE_HOLE = re.compile(r"(?<![(\[/\"'=`\w])\{\{(?![<%])[^}]*\}\}(?![/\w`])")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
+#: Liquid's ``{% raw %}`` … ``{% endraw %}``: what it holds is shown as written (whitespace control "-" allowed).
+_RAW_BLOCK = re.compile(r"\{%-?\s*raw\s*-?%\}(.*?)\{%-?\s*endraw\s*-?%\}", re.S)
+_HELD = re.compile(r"\x00(\d+)\x00")
 #: A level-1 heading: the page's title when its front matter names none. Not any heading: a page that opens
 #: on "## Booleans" is not titled "Booleans" (pydantic's standard-library types page, issue 26).
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
@@ -288,11 +291,21 @@ def page_key(path: str) -> str:
 
 def strip_template_tags(text: str) -> str:
     """Remove Liquid/Jinja tags (``{% slack_channel "x" %}`` becomes ``#x``) and the fence lines of
-    PyMdown's blocks (``/// version-added | v2.12`` … ``///``), keeping what the blocks hold."""
+    PyMdown's blocks (``/// version-added | v2.12`` … ``///``), keeping what the blocks hold. What a
+    ``{% raw %}`` … ``{% endraw %}`` pair holds is kept as written, as the site shows it: the handbook's own
+    shortcode examples ("{% image_with_class … %}" in a code block) had been left as empty code blocks."""
+    kept: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        kept.append(match.group(1))
+        return f"\x00{len(kept) - 1}\x00"
+
+    text = _RAW_BLOCK.sub(hold, text)
     text = _SLACK_CHANNEL_TAG.sub(lambda m: "#" + m.group(1), text)
     text = _COMMENT_BLOCK.sub("", text)
     text = _drop_variable_sentences(text)
-    return _drop_block_fences(_TEMPLATE_TAG.sub("", text))
+    text = _drop_block_fences(_TEMPLATE_TAG.sub("", text))
+    return _HELD.sub(lambda m: kept[int(m.group(1))], text)
 
 
 def _drop_block_fences(text: str) -> str:

@@ -181,3 +181,13 @@ def test_pymdown_block_fences_are_dropped_and_what_they_hold_is_kept():
 
     assert "version-added" not in cleaned and "\n///\n" not in cleaned
     assert "The `exclude_if` parameter." in cleaned and "/// Returns the width." in cleaned
+
+
+@needs_shared
+def test_what_liquid_raw_holds_is_kept_as_written(tmp_path):
+    """The handbook shows its own shortcodes inside ``{% raw %}`` … ``{% endraw %}`` in code blocks: stripped as
+    template tags, they had left empty code blocks in replies."""
+    doc = _parse_copy(tmp_path, HANDBOOK / "updating-the-handbook" / "shortcodes.md")
+
+    assert '{% image_with_class\n  "_img/ocelot.png"' in doc.body
+    assert '"an ocelot" %}' not in doc.body  # the page's own use of the shortcode still goes
