@@ -104,6 +104,12 @@ _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
     rf"(?P<code>{_CODE_SPAN_PATTERN})|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
 #: A unit that leans on the sentence before it ("This …", "It …", "Therefore …", "… that long"): shown with that sentence.
+#: A code block with nothing between its fences.
+_EMPTY_CODE = regex.compile(r"(`{3,}|~{3,})[^\n]*\n\s*\1")
+#: A sentence that cannot stand without the one before it: one opening on a connective ("Then post the reason …",
+#: "Otherwise …"). A pronoun subject often names the page's own subject ("This is a critical alert." under an
+#: alert's Impact) and stands alone.
+_LEANS_BACK = regex.compile(r"^(?:then|therefore|thus|hence|so|otherwise|also)\b", regex.I)
 _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here|therefore|thus|hence)\b"
                          r"|.*\bthat (long|much|many|one)\b",
                          regex.I)
@@ -405,10 +411,15 @@ def _followed_by_next(direct: list[_Candidate], k: int) -> bool:
 def _dangling(c: _Candidate, direct: list[_Candidate], units: list[list[Unit]]) -> bool:
     """True for a unit joined to the direct answer that ends on a colon while what it introduces is not shown
     with it (an example program, a list whose items are not in the answer): "Example of a model:" alone reads
-    as a sentence cut off (issue 23)."""
+    as a sentence cut off (issue 23); or that leans on the sentence before it ("Then post the reason in
+    #deploys.", `_LEANS_BACK`) while that sentence is not shown: a newcomer read it as a sentence cut off."""
+    shown = {(d.passage, d.position) for d in direct}
+    if _LEANS_BACK.match(c.unit.display) and c.unit.kind == SENTENCE:
+        before = [k for k in range(c.position) if units[c.passage][k].answerable]
+        return not before or (c.passage, before[-1]) not in shown
     if not c.unit.display.rstrip().endswith(":") or _shown(c, units[c.passage]).endswith("```"):
         return False
-    return not any(d.passage == c.passage and d.position == c.position + 1 for d in direct)
+    return (c.passage, c.position + 1) not in shown
 
 
 def _said(direct: list[_Candidate], units: list[list[Unit]], passage: int,
@@ -939,7 +950,9 @@ def _direct_text(direct: list[_Candidate], units: list[list[Unit]], numbers: lis
     of another section than the one before it. ``texts``: each passage's text, where the list markers are;
     ``urls``: each passage's page address, that its relative links resolve against (`resolve_links`)."""
     text, own_line = "", False
-    direct = [c for c in direct if tidy(c.unit.display)]  # site plumbing ('!!! note "…"') shows nothing: no blank line
+    # site plumbing ('!!! note "…"') shows nothing, nor a code block left empty by the template tags it held (the
+    # handbook's own shortcode examples, "{% image … %}"): no blank line, no empty fence
+    direct = [c for c in direct if tidy(c.unit.display) and not _EMPTY_CODE.fullmatch(c.unit.display.strip())]
     depth = _nesting([(c.passage, c.position, texts[c.passage], c.unit) for c in direct if c.unit.kind == ITEM])
     # a run of items starts at the left, or one level under the lead-in shown before it: a nested item whose own
     # item is not shown had opened a direct answer indented ("    ◦ This OLU Job Aid has instructions …")
@@ -1261,18 +1274,19 @@ def _focus(ranked: list[_Candidate], n_passages: int, per_passage: int = 2,
 
 
 def _about_other_things(a: Passage, b: Passage, text_a: str, text_b: str) -> bool:
-    """Whether two quoted passages are about different things by their own headings: each one's section heading
-    (else its title) names words the other passage (title, headings and ``text_a`` / ``text_b``, what it shows)
-    never uses. The sample's "Monthly billing is $52 per user per month." under "Pro" and the Team plan page's
-    "Monthly billing is available at $21 per user per month." under "Price" had been shown as sources that
-    disagree; two snapshots of a page, or a vacation page and the perks page's "Vacation" section, share words."""
-    def own(p: Passage) -> set[str]:
-        return set(tokenize(p.heading_path[-1] if p.heading_path else p.title))
+    """Whether two quoted passages are about different things by their own sections: both sit in a section below
+    their page's title, and each section's heading names words the other passage (title, headings and ``text_a``
+    / ``text_b``, what it shows) never uses. The sample's "Monthly billing is $52 per user per month." under
+    "Pro" and the Team plan page's "Monthly billing is available at $21 per user per month." under "Price" had
+    been shown as sources that disagree. A page's opening has no section to name its subject: a perks page's "25
+    days of paid vacation" beside a leave page's "20 days" under "Annual leave" is a disagreement."""
+    def section(p: Passage) -> set[str]:
+        return set(tokenize(p.heading_path[-1])) if len(p.heading_path) > 1 else set()
 
     def said(p: Passage, text: str) -> set[str]:
         return set(tokenize(" ".join((p.title, *p.heading_path, text))))
 
-    mine, theirs = own(a), own(b)
+    mine, theirs = section(a), section(b)
     return bool(mine and theirs) and not mine & said(b, text_b) and not theirs & said(a, text_a)
 
 

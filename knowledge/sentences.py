@@ -229,8 +229,9 @@ def commands_after(units: list[Unit], i: int) -> str | None:
     after = units[i + 1] if i + 1 < len(units) else None
     if (after is not None and _command_block(after)
             and (_INTRODUCES_CODE.search(units[i].display) or units[i].leads_commands)):
-        # dedented: a tab's or an aside's block is indented four spaces in the page
-        return textwrap.dedent(_COMMAND_FENCE.sub("", after.display, count=1)).strip().rstrip("`~ \n")
+        # dedented: a tab's or an aside's block is indented four spaces in the page; a block the template tags it
+        # held left empty ("{% image … %}" in the handbook's own shortcode examples) leads to nothing
+        return textwrap.dedent(_COMMAND_FENCE.sub("", after.display, count=1)).strip().rstrip("`~ \n") or None
     return None
 
 

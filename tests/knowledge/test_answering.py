@@ -112,6 +112,22 @@ def test_passages_whose_headings_name_other_things_do_not_disagree(sample_kb):
     assert not [w for w in answer.warnings if "$52" in w and "$21" in w], answer.warnings
 
 
+def test_a_pages_opening_and_another_pages_section_that_disagree_are_still_warned_about(tmp_path, sample_settings,
+                                                                                        embedder):
+    """A newcomer's perks page opens with "25 days of paid vacation"; the leave page's "Annual leave" section says
+    20: the perks page's opening has no section of its own to tell what it is about, so they disagree."""
+    kb = written_kb(tmp_path, {
+        "perks.md": "# Perks at a glance\n\n- Every full-time employee gets 25 days of paid vacation per year.\n"
+                    "- Lunch vouchers worth 8 EUR per working day.\n",
+        "leave.md": "# Vacation and sick leave\n\n## Annual leave\n\nEvery full-time employee gets 20 days of paid "
+                    "vacation per year.\n\n## Sick leave\n\nYou get 10 paid sick days per year.\n"},
+        sample_settings, embedder)
+
+    answer = kb.ask("How many vacation days do I get per year?")
+
+    assert [w for w in answer.warnings if "25 days" in w and "20 days" in w], answer.text
+
+
 def test_agreeing_sources_give_no_warning():
     a = _passage(WEBHOOK_DOCS, "api:webhooks.md", 0.8)
     b = _passage(WEBHOOK_DOCS.replace("Webhooks are", "Our webhooks are"), "api:copy.md", 0.7)
@@ -1308,3 +1324,18 @@ def test_a_faqs_first_answer_is_no_page_opening(tmp_path, sample_settings, embed
     answer = kb.ask("VPN은 어떻게 연결하나요?")
 
     assert answer.direct_answer.startswith("Install WireGuard"), answer.direct_answer
+
+
+def test_a_sentence_that_leans_on_an_unshown_one_does_not_join_the_answer(tmp_path, sample_settings, embedder):
+    """A newcomer's staging answer ended "Then post the reason in #deploys.", the rollback section's last step
+    without the rollback before it: it read as a sentence cut off."""
+    kb = written_kb(tmp_path, {"deploy.md": (
+        "# Deploying\n\nDeploys happen from the main branch only.\n\n## Deploy to staging\n\nRun the deploy "
+        "script with the staging target:\n\n```bash\n./scripts/deploy.sh --env staging\n```\n\n## Roll back\n\n"
+        "To roll back production to the previous release, run:\n\n```bash\nkubectl rollout undo "
+        "deployment/web\n```\n\nThen post the reason in #deploys.\n")}, sample_settings, embedder)
+
+    answer = kb.ask("How do I deploy to staging?")
+
+    assert "deploy.sh --env staging" in answer.direct_answer
+    assert "Then post the reason" not in answer.direct_answer, answer.direct_answer
