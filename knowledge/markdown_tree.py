@@ -315,12 +315,18 @@ def _is_bold_label(inline: Token) -> bool:
 
 
 def _faq_question(content: str) -> str | None:
-    """The bold question that opens a paragraph whose answer follows on its next lines (a FAQ written
-    "**When is payday?**" / "Salaries are paid on the 25th."), else None. Read as a label, a heading for the
-    lines under it: a newcomer's FAQ page answered "When is payday?" with the other entries' sentences spliced
-    in ("… They must be used before March 31 … Who do I tell if I am sick? …")."""
+    """The bold line that opens a paragraph whose text follows on its next lines, else None: a FAQ's question
+    ("**When is payday?**" / "Salaries are paid on the 25th.") or a sub-heading written in bold ("**Before you
+    start**" / "Check the service catalogue …"). Read as a label, a heading for the lines under it: a newcomer's
+    FAQ page answered "When is payday?" with the other entries' sentences spliced in ("… They must be used before
+    March 31 … Who do I tell if I am sick? …"), and another's "**Before you start**" ran into its first step."""
     first, _, rest = content.partition("\n")
-    return first if rest.strip() and is_bold_question(first) else None
+    return first if rest.strip() and (is_bold_question(first) or _BOLD_LINE.match(first.strip())) else None
+
+
+#: A line that is one bold span not ended as a sentence is ("**Before you start**"; "**Never share it.**" is none),
+#: nor as a lead-in ("**Warning:**" over its instruction reads as one sentence with it, and stays a warning).
+_BOLD_LINE = regex.compile(r"^(\*\*|__)(?=\S)(?:(?!\1).)+?(?<![.!。！:：\s])\1$")
 
 
 def is_bold_question(line: str) -> bool:

@@ -34,8 +34,9 @@ from knowledge import markdown_tree as tree
 #: opening an HTML block is a heading and the rest of the block a paragraph, and every HTML element's tags are
 #: markup, `knowledge.markdown_tree.HTML_NAMES`; 16: a paragraph that is one line in bold is a label,
 #: `knowledge.markdown_tree._is_bold_label`; 17: a styling element's tags part no words, "your <em>first</em> day."
-#: reads "your first day.", `knowledge.markdown_tree._tag_gap`).
-UNITS_VERSION = 17
+#: reads "your first day.", `knowledge.markdown_tree._tag_gap`; 18: a bold line over text on the next lines is a
+#: label over that text, `knowledge.markdown_tree._faq_question`).
+UNITS_VERSION = 18
 
 SENTENCE = "sentence"
 ITEM = "item"

@@ -195,3 +195,14 @@ def test_a_styling_tag_parts_no_words_and_a_break_does():
     assert inline_text("Arrive at 9:30 on your <em>first day</em>.") == "Arrive at 9:30 on your first day."
     assert inline_text('a <span class="x">b</span>, c') == "a b, c"
     assert inline_text("line<br>next") == "line next"
+
+
+def test_a_bold_line_over_text_on_the_next_lines_is_a_label_unless_it_leads_in():
+    """A newcomer's "**Before you start**" with its first step on the next line read as one sentence, "Before you
+    start Check the service catalogue …"; "**Warning:**" over an instruction stays one warning sentence."""
+    blocks = parse_blocks("**Before you start**\nCheck the service catalogue first.\n")
+    warning = parse_blocks("**Warning:**\nDo not raise the limits.\n")
+
+    assert [(b.kind, b.text) for b in blocks] == [(LABEL, "Before you start"),
+                                                   (PARAGRAPH, "Check the service catalogue first.")]
+    assert [(b.kind, b.text) for b in warning] == [(PARAGRAPH, "Warning: Do not raise the limits.")]
