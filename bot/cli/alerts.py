@@ -299,13 +299,14 @@ def jobs_preview(obj, kind: str, now: datetime | None) -> None:
     click.echo(f"### {kind} digest to {channel or '(no channel set: slack.digest_channel in your config)'}")
     if digest.empty and kind == "daily":
         click.echo("(nothing to post: an empty daily digest is not posted)")
-        _never_run_hint(obj.store)
     else:
         messages = digest_messages(digest, top_items=cfg.digest.top_items)
         click.echo(render({"blocks": messages.main.blocks, "text": messages.main.text}))
         for reply in messages.thread:
             click.echo("  ↳ in its thread:")
             click.echo(render({"blocks": reply.blocks, "text": reply.text}))
+    if digest.empty:
+        _never_run_hint(obj.store)
     if kind != "daily":
         return
     try:

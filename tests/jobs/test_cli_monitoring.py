@@ -112,7 +112,9 @@ def test_jobs_preview_prints_the_digest_slack_would_get_and_posts_nothing(home) 
     """A newcomer without Slack could not see a digest: `jobs run daily_digest` logged "no channel" and said ok.
     Before any job ran, an empty preview says nothing was looked at (it had read as "all healthy")."""
     before = invoke(home, "jobs", "preview", "--now", "2029-03-01T07:00")
+    weekly = invoke(home, "jobs", "preview", "weekly", "--now", "2029-03-01T07:00")
     assert "no monitoring job has run yet on this home" in before.output
+    assert "no monitoring job has run yet on this home" in weekly.output  # its "Nothing firing ✅" is no all-clear
     assert invoke(home, "jobs", "run", "freshness", "--now", "2029-03-01T08:00").exit_code == 0  # every page stale
     ran = invoke(home, "jobs", "run", "daily_digest", "--now", "2029-03-01T09:00")
     assert "nothing was posted: no digest channel is set; `minerva jobs preview daily`" in ran.output
