@@ -35,8 +35,9 @@ from knowledge import markdown_tree as tree
 #: markup, `knowledge.markdown_tree.HTML_NAMES`; 16: a paragraph that is one line in bold is a label,
 #: `knowledge.markdown_tree._is_bold_label`; 17: a styling element's tags part no words, "your <em>first</em> day."
 #: reads "your first day.", `knowledge.markdown_tree._tag_gap`; 18: a bold line over text on the next lines is a
-#: label over that text, `knowledge.markdown_tree._faq_question`).
-UNITS_VERSION = 18
+#: label over that text, `knowledge.markdown_tree._faq_question`; 19: a bare "Yes." or "No." leads the sentence after
+#: it, `sentences_of`).
+UNITS_VERSION = 19
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -58,6 +59,8 @@ _SENTENCE_END = regex.compile(
     r"(?<![\s(](?:e\.g|i\.e|etc|vs|cf|approx|incl|Mr|Ms|Dr|No|St|Jr|Inc|Ltd|U\.S)\.)(?<=[.!?])\s+(?=[\p{Lu}\d\"'(\[*_`\p{Han}\p{Hangul}\p{Hiragana}\p{Katakana}])"
     r"|(?<=[。！？])\s*"
 )
+#: A reply word alone as a sentence ("No.", "Yes!", "はい。", "아니요."): it leads the sentence after it.
+_BARE_REPLY = regex.compile(r"(?i)(?:yes|no|nope|yep|correct|はい|いいえ|네|예|아니요|아니오)[.!。！]")
 #: A sentence piece ending in a dotted initialism ("U.S.C.", "D.C."): before a number it ends no sentence.
 _INITIALISM_END = regex.compile(r"(?:\b\p{Lu}\.){2,}$")
 #: Inline HTML a page's site renders (``<details><summary>Full context</summary>``, ``<em>``, ``<br/>``) and HTML
@@ -162,13 +165,16 @@ def _units_of(text: str) -> tuple[Unit, ...]:
 
 def sentences_of(text: str) -> list[str]:
     """The sentences of one unit's display text (a list item may hold several), in order, stripped. No end inside
-    an open bracket ("(how long? 6 weeks? 8 weeks?)") nor after an initialism before a number ("5 U.S.C. 6323")."""
+    an open bracket ("(how long? 6 weeks? 8 weeks?)"), after an initialism before a number ("5 U.S.C. 6323"), nor
+    after a bare "Yes." or "No.": the reply word leads the sentence after it ("No. Ask reception in Munich for a
+    day pass." — alone, the "No." of a newcomer's FAQ was too short to show and the answer lost it)."""
     pieces = [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
     out: list[str] = []
     for k, piece in enumerate(pieces):
         open_bracket = bool(out) and out[-1].count("(") > out[-1].count(")") and any(")" in p for p in pieces[k:])
-        if open_bracket or (out and _INITIALISM_END.search(out[-1]) and piece[0].isdigit()):
-            out[-1] = f"{out[-1]} {piece}"
+        if open_bracket or (out and _INITIALISM_END.search(out[-1]) and piece[0].isdigit()) or \
+                (out and _BARE_REPLY.fullmatch(out[-1])):
+            out[-1] = f"{out[-1]}{'' if out[-1].endswith(tree.CJK_STOPS) else ' '}{piece}"
         else:
             out.append(piece)
     return out
@@ -304,14 +310,15 @@ def unquoted(text: str) -> str:
 def _sentences(raw: str, start: int, quoted: bool, env: dict) -> list[Unit]:
     """A paragraph's sentences (``raw`` is its lines as in the chunk, starting at ``start``); a quoted paragraph's
     ``>`` markers read as spaces, so offsets stay valid. A sentence end inside a link's label, an emphasis or a
-    code span is none (``**Note.** Then`` stays one piece until its markers close)."""
+    code span is none (``**Note.** Then`` stays one piece until its markers close), nor one after a bare "No."
+    (`sentences_of`)."""
     if quoted:
         raw = "\n".join(_QUOTE_MARKERS.sub(lambda m: " " * len(m.group()), line) for line in raw.split("\n"))
     pieces: list[str] = []
     for piece in _SENTENCE_END.split(raw):
         if piece is None:
             continue
-        if pieces and _open_markup(pieces[-1]):
+        if pieces and (_open_markup(pieces[-1]) or _BARE_REPLY.fullmatch(pieces[-1].strip(" *_"))):
             pieces[-1] = raw[raw.find(pieces[-1]):raw.find(piece, raw.find(pieces[-1]) + len(pieces[-1])) + len(piece)]
         else:
             pieces.append(piece)

@@ -104,3 +104,13 @@ def test_a_lead_in_to_a_short_command_block_is_embedded_with_its_commands():
     assert len(inputs) == 2 and inputs[0].endswith("by running:")
     assert "kubectl get pods --all-namespaces --field-selector spec.nodeName=<node>" in inputs[1]
     assert "```" not in inputs[1]
+
+
+def test_a_bare_yes_or_no_leads_the_sentence_after_it():
+    """A newcomer's FAQ answered "Does my badge work at the Munich office?" with "No. Ask reception in Munich …":
+    alone, "No." was too short to be a unit and the answer lost it."""
+    units = split_units("**Does my badge work in Munich?**\nNo. Ask reception in Munich for a day pass.\n")
+
+    assert [u.display for u in units if u.answerable] == ["No. Ask reception in Munich for a day pass."]
+    assert sentences_of("いいえ。受付で一日パスをもらってください。") == ["いいえ。受付で一日パスをもらってください。"]
+    assert sentences_of("There is no. 5 bus. Fine.") == ["There is no.", "5 bus.", "Fine."]
