@@ -27,7 +27,8 @@ from knowledge.chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from knowledge.embedding import Embedder, embed_cached
 from knowledge.contradictions import changed_values
 from knowledge.crosslingual import crosslingual_model, embed_chunks, warm_unit_cache
-from knowledge.gate import DuplicateGate, gate_thresholds
+from knowledge.embedding_profiles import dense_languages
+from knowledge.gate import DuplicateGate, GateDecision, gate_thresholds
 from knowledge.git_source import FileDates, list_git, uncommitted_edits
 from knowledge.errors import (DocumentInvalid, DocumentStub, ForeignIndex, IndexIncompatible, IndexNotBuilt,
                               SourceMissing, SourceUnreadable)
@@ -473,6 +474,15 @@ def _embed_fresh(fresh: list[dict], embedder, home: Path, progress, report) -> n
     return vectors.reshape(-1, embedder.dim)
 
 
+def _by_text(decision: GateDecision, existing: str, new: str) -> GateDecision:
+    """The gate's ``decision`` for a chunk in a language the dense model cannot read: its cosines say nothing there
+    (all-MiniLM-L6-v2 put two unrelated Korean pages of a newcomer at 0.88, and unrelated Korean sentences at
+    0.57–0.75), so only a chunk whose text is the other's, spaces aside, is a duplicate; nothing is "partial"."""
+    if decision.kind != "new" and " ".join(existing.split()) == " ".join(new.split()):
+        return replace(decision, kind="duplicate")
+    return replace(decision, kind="new")
+
+
 def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[int], settings, report, *,
           model: str) -> list[int]:
     """Indexes into ``fresh`` of the chunks to add (issue 11 item 5: ingest never loses current content).
@@ -505,6 +515,7 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
                   if row in kept_rows and active(c["doc_id"]) else None
                   for row, c in enumerate(previous.chunks)]
     duplicate, partial = gate_thresholds(settings.hygiene, model)
+    readable = dense_languages(model, settings.embedding.languages)
     gate = DuplicateGate(previous.dense if previous is not None else None, owners, fresh_vectors.shape[1],
                          len(fresh), duplicate=duplicate, partial=partial)
     start_of, position = {}, 0
@@ -525,6 +536,8 @@ def _gate(documents, new_chunks, fresh, fresh_vectors, previous, kept_rows: set[
             continue
         rank = _rank(doc)
         decisions = gate.check(fresh_vectors[rows], doc_id, family_key(doc_id), rank)
+        if readable is not None and doc.get("language", "en") not in readable:
+            decisions = [_by_text(d, text_of.get(d.of, ""), fresh[row]["text"]) for row, d in zip(rows, decisions)]
         keep, pairs = [], []
         for row, decision in zip(rows, decisions):
             entry = {"chunk_id": fresh[row]["chunk_id"], "of": decision.of, "similarity": round(decision.similarity, 4)}

@@ -208,6 +208,34 @@ def test_a_changed_document_is_not_a_duplicate_of_its_own_old_chunks(tmp_path, e
 
 # --- the gate never loses current content (issue 11 item 5) -------------------------------------------
 
+REMOTE_KO = ("# 재택근무 규정\n\n## 재택근무 일수\n\n모든 정규직 직원은 주 2회까지 재택근무를 할 수 있습니다. 화요일과 "
+             "목요일은 팀 회의가 있으므로 사무실에 출근해야 합니다.\n\n## 신청 방법\n\n재택근무는 전날 오후 6시까지 팀 "
+             "캘린더에 등록하면 됩니다. 별도의 승인은 필요하지 않습니다.\n\n## 장비 지원\n\n재택근무용 모니터와 의자 "
+             "구입비로 1회 최대 30만 원까지 지원합니다.\n")
+BENEFITS_KO = ("# 복지 제도\n\n## 건강검진\n\n건강검진은 지정 병원에서 연 1회 받을 수 있습니다. 검진 결과는 본인에게만 "
+               "전달됩니다.\n\n## 경조사 지원\n\n결혼 축하금은 50만 원이며 증빙 서류를 인사팀에 제출해야 합니다.\n\n"
+               "## 교육비\n\n업무 관련 교육비는 연 100만 원까지 지원합니다.\n")
+
+
+def test_the_gate_reads_a_language_the_dense_model_cannot_by_its_text_alone(tmp_path, embedder):
+    """all-MiniLM-L6-v2 cannot read Korean: a newcomer's remote-work and benefits pages were "close" (0.88) at
+    ingest, and unrelated Korean sentences reach 0.75, near the 0.92 that stops a chunk as a duplicate. For such
+    pages only a copy of the same text is a duplicate."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "remote-ko.md").write_text(REMOTE_KO, encoding="utf-8")
+    (folder / "benefits-ko.md").write_text(BENEFITS_KO, encoding="utf-8")
+    kb = _kb(tmp_path, embedder, [SourceConfig(name="docs", path=str(folder))])
+
+    report = kb.sync()
+
+    assert report.partials == [] and report.duplicates == []  # MiniLM puts the two pages at 0.887
+    (folder / "benefits-copy-ko.md").write_text(BENEFITS_KO, encoding="utf-8")
+    again = kb.sync()
+    assert [e["of"] for e in again.partials] == ["docs:benefits-ko.md#0"]  # a copy's opening: kept, and said
+
+
+
 RUNBOOKS = CORPUS / "prometheus-runbooks" / "runbooks"
 #: Two sibling runbooks built from one template: they differ in the alert name, "X times" / "over 4 times"
 #: and "api" / "API" (difflib ratio 0.98, the closest pair of the 120 runbooks).
