@@ -303,15 +303,9 @@ _BOLD_QUESTION = regex.compile(r"^(\*\*|__)(?=\S)[^\n]*?[?？](\1)\s*$")
 
 
 def _is_bold_label(inline: Token) -> bool:
-    """Whether a paragraph (its ``inline`` token) is one line in bold, not ended as a sentence is ("**Greybox
-    testing**"; "**When is payday?**" over an answer in the next paragraph): a label over the lines below it.
-    "**Never share it.**" is a statement, "**a** and **b**" no label."""
-    children = [t for t in inline.children or () if t.type != "text" or t.content.strip()]
-    if len(children) < 3 or children[0].type != "strong_open" or children[-1].type != "strong_close":
-        return False
-    inside = children[1:-1]
-    return (not any(t.type in ("strong_open", "softbreak", "hardbreak") for t in inside)
-            and not inline.content.rstrip("*_ ").endswith((".", "!", "。", "！")))
+    """Whether a paragraph (its ``inline`` token) is one bold line (`_BOLD_LINE`): a label over the lines below it
+    ("**Greybox testing**"; "**When is payday?**" over an answer in the next paragraph)."""
+    return "\n" not in inline.content.strip() and bool(_BOLD_LINE.match(inline.content.strip()))
 
 
 def _faq_question(content: str) -> str | None:
@@ -335,9 +329,10 @@ def is_bold_question(line: str) -> bool:
 
 
 def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:
-    """An HTML block as text: an ``<h3>…</h3>`` opening it is a heading (what follows it, a paragraph); other blocks with words outside their tags are
-    a paragraph (a handbook's HTML table of office facts, a ``<div markdown=1>`` around prose); blocks of tags
-    only (``<details>``, ``<summary>Full context</summary>``: a collapsible's plumbing) are dropped."""
+    """An HTML block as text: an ``<h3>…</h3>`` opening it is a heading (what follows it, a paragraph); other
+    blocks with words outside their tags are a paragraph (a handbook's HTML table of office facts, a ``<div
+    markdown=1>`` around prose); blocks of tags only (``<details>``, ``<summary>Full context</summary>``: a
+    collapsible's plumbing) are dropped."""
     text = inline_text(tok.content, env)
     if not regex.search(r"[\p{L}\p{N}]", text):
         return []

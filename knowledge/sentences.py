@@ -36,8 +36,8 @@ from knowledge import markdown_tree as tree
 #: `knowledge.markdown_tree._is_bold_label`; 17: a styling element's tags part no words, "your <em>first</em> day."
 #: reads "your first day.", `knowledge.markdown_tree._tag_gap`; 18: a bold line over text on the next lines is a
 #: label over that text, `knowledge.markdown_tree._faq_question`; 19: a bare "Yes." or "No." leads the sentence after
-#: it, `sentences_of`).
-UNITS_VERSION = 19
+#: it, `sentences_of`; 20: a bold paragraph ending on a colon, "**Note:**", is no label, as over text).
+UNITS_VERSION = 20
 
 SENTENCE = "sentence"
 ITEM = "item"
@@ -68,7 +68,8 @@ _INITIALISM_END = regex.compile(r"(?:\b\p{Lu}\.){2,}$")
 #: tree). Only `markdown_tree.HTML_NAMES`, so ``List<String>`` stays; a tag may span lines (``<button`` and its
 #: attributes one per line).
 HTML_TAG = regex.compile(
-    r"<!--.*?-->|</?(?:" + "|".join(sorted(tree.HTML_NAMES, key=len, reverse=True)) + r")\b[^<>]*>", regex.I | regex.S)
+    r"<!--.*?-->|</?(?:" + "|".join(sorted(tree.HTML_NAMES, key=len, reverse=True)) + r")\b[^<>]*>",
+    regex.I | regex.S)
 #: Blockquote markers at a line's start (CommonMark §5.1): a quoted paragraph, list or table is read as one.
 _QUOTE_MARKERS = regex.compile(r"^(?:[ \t]*>)+[ \t]?")
 _WORD = regex.compile(r"[\p{L}\p{N}]+")
