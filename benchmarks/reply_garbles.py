@@ -55,7 +55,8 @@ _CHECKS = {
     # site tags and the site's own markup: Jekyll/Hugo tags, PyMdown blocks, tabs (=== "…") and admonitions
     # (!!! note), MkDocs attribute lists ({#anchor}, {: .class}), HTML elements' tags (an accordion's <button>)
     "site_tag": re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{\{<|Full context|(?:^|\s)///(?:\s|$)|^(?:> )?=== \"|"
-                           r"^(?:> )?[!?]{3}\+? ?\w|\{#[\w-]+\}|\{:[^}\n]*\}|</?(?:" + "|".join(HTML_NAMES) + r")\b[^>]*>",
+                           r"^(?:> )?[!?]{3}\+? ?\w|\{#[\w-]+\}|\{:[^}\n]*\}|"
+                           r"</?(?:" + "|".join(HTML_NAMES) + r")\b[^>]*>",
                            re.S | re.M),
     "empty_parentheses": re.compile(r"\(\s*\)"),
     "abbreviation_cut": re.compile(r"\b(?:e\.g|i\.e|vs|cf)\.(?=\s*(?:\[\d+\])?\s*$)", re.M | re.I),

@@ -103,13 +103,13 @@ _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
     rf"(?P<code>{_CODE_SPAN_PATTERN})|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
-#: A unit that leans on the sentence before it ("This …", "It …", "Therefore …", "… that long"): shown with that sentence.
 #: A code block with nothing between its fences.
 _EMPTY_CODE = regex.compile(r"(`{3,}|~{3,})[^\n]*\n\s*\1")
 #: A sentence that cannot stand without the one before it: one opening on a connective ("Then post the reason …",
 #: "Otherwise …"). A pronoun subject often names the page's own subject ("This is a critical alert." under an
 #: alert's Impact) and stands alone.
 _LEANS_BACK = regex.compile(r"^(?:then|therefore|thus|hence|so|otherwise|also)\b", regex.I)
+#: A unit that leans on the sentence before it ("This …", "It …", "Therefore …", "… that long"): shown with that sentence.
 _ANAPHOR = regex.compile(r"^(this|that|these|those|it|its|they|such|so|then|there|here|therefore|thus|hence)\b"
                          r"|.*\bthat (long|much|many|one)\b",
                          regex.I)
@@ -622,8 +622,8 @@ def unit_features(passages: list[Passage], units: list[list[Unit]], weights: dic
                 float(states_digits and any(v.kind == reading.value_kind for v in values)),
             ])
             # a rule the question's own amount does not meet ("less than $2500" for a $3k conference)
-            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces, misses=not all(verdicts),
-                                  entry=entry))
+            out.append(_Candidate(i, position, unit, 0.0, pointer, section, words, kind, replaces,
+                                  misses=not all(verdicts), entry=entry))
     x = np.array(rows, dtype=np.float64).reshape(-1, len(FEATURES))
     if len(x):
         x[:, 1] = x[:, 0] - x[:, 0].max()
@@ -842,11 +842,10 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
                   asked: frozenset[str] = frozenset()) -> list[_Candidate]:
     """The best unit, plus the next best units while each scores at least ``share`` of the best one's
     probability, all fit in ``limit`` characters and they are at most ``most`` units (0: any number; all three
-    fitted with the reader, `knowledge.reader_fit`): a
-    fact split over two sentences, or a question asking two things, is answered whole. A unit that only points
-    elsewhere, says what the best unit says, or is another row of the best row's table for another case
-    (`_another_row`; ``asked``: the question's tokens) is left out; a unit that leans on the sentence before it comes
-    with that sentence; a unit that introduces a list brings its first items as room allows. The best unit
+    fitted with the reader, `knowledge.reader_fit`): a fact split over two sentences, or a question asking two
+    things, is answered whole. A unit that only points elsewhere, says what the best unit says, or is another row
+    of the best row's table for another case (`_another_row`; ``asked``: the question's tokens) is left out; a
+    unit that leans on the sentence before it comes with that sentence; a unit that introduces a list brings its first items as room allows. The best unit
     first, then the others in the passages' order (the strongest first, as they are cited) and in reading order
     within each."""
     if not ranked:
@@ -1011,8 +1010,8 @@ def _linked(unit: Unit, raw: str, url: str = "") -> str | None:
 
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
     """``text`` (one unit) when it fits in ``limit`` characters as a reader sees it (`readable`: a link as its
-    label); else the run of its sentences, within ``limit``, whose words cover most of the question's (``weights``: token → IDF; the earliest run on a tie),
-    with "…" where sentences are left out. A list item can be a paragraph: "Do not store sensitive information
+    label); else the run of its sentences, within ``limit``, whose words cover most of the question's
+    (``weights``: token → IDF; the earliest run on a tie), with "…" where sentences are left out. A list item can be a paragraph: "Do not store sensitive information
     in GitHub … consider it compromised and revoke … Do not delete the commit itself. … Some projects use
     Citadel …" (700 characters) led the answer to "I pushed a secret key, should I force push?" with the
     answer in its middle."""

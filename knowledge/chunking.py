@@ -208,8 +208,8 @@ def _lead_in(current: list[tuple[str, str]], next_tokens: int, max_tokens: int) 
     open the next piece with what it introduces (a unit of ``next_tokens``): a paragraph whose last line ends
     with a colon ("To apply, send:"), or the last item of a list that does ("5. Enter the following in Section
     3:"). [] when the piece would keep nothing of its own, or the lead-in and the next unit would not fit
-    ``max_tokens`` together. 428 of the 6,918 chunks of ../shared/corpus ended on such a line, the list it opens in the next
-    chunk: the reader saw the lead-in apart from its items."""
+    ``max_tokens`` together. 428 of the 6,918 chunks of ../shared/corpus ended on such a line, the list it opens
+    in the next chunk: the reader saw the lead-in apart from its items."""
     sep, last = current[-1]
     if not last.rstrip().endswith(":") or FENCE.match(last.rstrip().rsplit("\n", 1)[-1]):
         return []
@@ -230,7 +230,8 @@ def _lead_in(current: list[tuple[str, str]], next_tokens: int, max_tokens: int) 
 def _own_text(unit: str) -> bool:
     """Whether a unit of a piece holds text of its own: not the overlap carried from the piece before, nor only
     headings (a small section merged into the next keeps its heading line)."""
-    return not unit.startswith(CONTINUED) and any(line.strip() and not _HEADING.match(line) for line in unit.split("\n"))
+    return not unit.startswith(CONTINUED) and any(line.strip() and not _HEADING.match(line)
+                                                  for line in unit.split("\n"))
 
 
 def _paragraphs(text: str) -> list[tuple[str, str, bool]]:
