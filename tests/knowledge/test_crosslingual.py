@@ -282,3 +282,25 @@ def test_an_english_question_is_read_by_usem3_while_the_main_model_searches(samp
     assert not answer.refused and answer.passages[0].unit_xl  # the reader had the usem3 cosines
     assert [name for text, name in threads if text == english] == ["minerva-read-ahead_0"]
     assert all(not name.startswith("minerva-read-ahead") for text, name in threads if text == TLS_KO)
+
+
+def test_a_refused_question_read_across_languages_offers_its_closest_page_only_when_close(tmp_path, sample_settings,
+                                                                                            embedder):
+    """A newcomer's Japanese "what do I do if I lose my badge?" about an English FAQ was refused with no page at
+    all (its page at usem3 0.30); a question about the weather is offered none."""
+    from tests.conftest import written_kb
+
+    kb = written_kb(tmp_path, {"badge-faq.md": (
+        "# Badge and building access FAQ\n\n**What do I do if I lose my badge?**\nTell reception the same day; they "
+        "block the old badge and print a new one for 25 EUR.\n\n**Can I enter the building on weekends?**\nYes, "
+        "your badge opens the side entrance on weekends from 8:00 to 20:00.\n\n**Does my badge work at the Munich "
+        "office?**\nNo. Ask reception in Munich for a day pass.\n\n**What if my badge stops working?**\nBadges "
+        "expire after two years; reception renews them in five minutes.\n")}, sample_settings, embedder)
+
+    lost = kb.ask("バッジをなくしたらどうすればいいですか？")
+    weather = kb.ask("今日の天気はどうですか？")
+
+    assert lost.refused or lost.passages  # answered, or refused offering the page
+    if lost.refused:
+        assert [c["title"] for c in lost.closest] == ["Badge and building access FAQ"]
+    assert weather.refused and weather.closest == []
