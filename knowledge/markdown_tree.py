@@ -63,6 +63,9 @@ HTML_NAMES = frozenset(
     "dfn dialog div dl dt em fieldset figcaption figure font footer form h1 h2 h3 h4 h5 h6 header hr i iframe img "
     "ins kbd legend li main mark nav noscript ol p picture pre q s samp script section small span strong style sub "
     "summary sup svg table tbody td tfoot th thead tr u ul video wbr".split())
+#: A collapsible's caption that asks a question ("<summary>What should I bring on the first day?</summary>"): the
+#: label of the answer it folds, as a bold question is; any other caption ("Full context") is plumbing.
+_SUMMARY_QUESTION = regex.compile(r"<summary\b[^>]*>\s*([^<]*?[?？])\s*</summary>", regex.I)
 #: An HTML heading opening an HTML block (its content may hold tags: an accordion's ``<button>``).
 _HTML_HEADING = regex.compile(r"\s*<h([1-6])\b[^>]*>(.*?)</h\1>[ \t]*", regex.I | regex.S)
 #: Python-Markdown's attribute list closing a heading: ``## Set up {#set-up-phase}``, ``# Title { .class }``.
@@ -332,8 +335,13 @@ def _html_block(tok: Token, env: dict, depth: int, quoted: bool) -> list[Block]:
     """An HTML block as text: an ``<h3>…</h3>`` opening it is a heading (what follows it, a paragraph); other
     blocks with words outside their tags are a paragraph (a handbook's HTML table of office facts, a ``<div
     markdown=1>`` around prose); blocks of tags only (``<details>``, ``<summary>Full context</summary>``: a
-    collapsible's plumbing) are dropped."""
+    collapsible's plumbing) are dropped, unless the caption asks a question: then it labels what it folds (a
+    newcomer's "What should I bring on the first day?" over its answer)."""
     text = inline_text(tok.content, env)
+    asked = _SUMMARY_QUESTION.search(tok.content)
+    if asked and not regex.search(r"[\p{L}\p{N}]", text):  # a collapsible titled by a question: a FAQ's entry
+        return [Block(LABEL, tok.map[0], tok.map[1], inline_text(asked.group(1), env), level=LABEL_LEVEL, depth=depth,
+                      quoted=quoted)]
     if not regex.search(r"[\p{L}\p{N}]", text):
         return []
     heading = _HTML_HEADING.match(tok.content)

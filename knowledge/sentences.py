@@ -36,8 +36,9 @@ from knowledge import markdown_tree as tree
 #: `knowledge.markdown_tree._is_bold_label`; 17: a styling element's tags part no words, "your <em>first</em> day."
 #: reads "your first day.", `knowledge.markdown_tree._tag_gap`; 18: a bold line over text on the next lines is a
 #: label over that text, `knowledge.markdown_tree._faq_question`; 19: a bare "Yes." or "No." leads the sentence after
-#: it, `sentences_of`; 20: a bold paragraph ending on a colon, "**Note:**", is no label, as over text).
-UNITS_VERSION = 20
+#: it, `sentences_of`; 20: a bold paragraph ending on a colon, "**Note:**", is no label, as over text; 21: a
+#: collapsible's caption that asks a question labels what it folds, `knowledge.markdown_tree._SUMMARY_QUESTION`).
+UNITS_VERSION = 21
 
 SENTENCE = "sentence"
 ITEM = "item"

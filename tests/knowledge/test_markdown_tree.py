@@ -206,3 +206,15 @@ def test_a_bold_line_over_text_on_the_next_lines_is_a_label_unless_it_leads_in()
     assert [(b.kind, b.text) for b in blocks] == [(LABEL, "Before you start"),
                                                    (PARAGRAPH, "Check the service catalogue first.")]
     assert [(b.kind, b.text) for b in warning] == [(PARAGRAPH, "Warning: Do not raise the limits.")]
+
+
+def test_a_collapsible_titled_by_a_question_labels_what_it_folds():
+    """A newcomer folded "What should I bring on the first day?" as a ``<details>`` caption over its answer: dropped
+    as plumbing, the answer read as one more sentence of the page's opening."""
+    blocks = parse_blocks("<details>\n<summary>What should I bring on the first day?</summary>\n\nBring your ID "
+                          "card and your bank details.\n\n</details>\n")
+    plumbing = parse_blocks("<details>\n<summary>Full context</summary>\n\nSome text.\n\n</details>\n")
+
+    assert [(b.kind, b.text) for b in blocks] == [(LABEL, "What should I bring on the first day?"),
+                                                   (PARAGRAPH, "Bring your ID card and your bank details.")]
+    assert [(b.kind, b.text) for b in plumbing] == [(PARAGRAPH, "Some text.")]
