@@ -31,6 +31,8 @@ _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 #: How much larger than an equal share a piece of a long code block may grow: lines do not divide evenly, and
 #: an exact share would leave a remainder of a line or two as one more piece.
 CODE_PIECE_SLACK = 1.2
+#: A table's separator row ("|---|:---:|"), under its header (GFM tables).
+_TABLE_RULE = regex.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 #: An ATX heading line (CommonMark §4.2).
 _HEADING = regex.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 #: A line that starts a list item (CommonMark §5.2: a bullet, or up to nine digits and "." or ")").
@@ -52,10 +54,11 @@ CONTINUED = "…"
 #: syntax in a section's name; 15: a code block is one paragraph, cut between lines with its fence closed and
 #: opened again, and an overlap never starts inside one; 16: a piece never ends on a lead-in whose list or example
 #: opens the next one, `_lead_in`; 17: a title's HTML tags are dropped; 18: what Liquid's ``{% raw %}`` holds is
-#: kept as written, `knowledge.parsing.strip_template_tags`); part of every document's chunker
+#: kept as written, `knowledge.parsing.strip_template_tags`; 19: a table over the budget is cut between rows, each
+#: piece with the header, `_split_table`); part of every document's chunker
 #: signature, so a new version re-chunks old documents on the next sync (unchanged chunk texts come from
 #: the embedding cache).
-CHUNKER_VERSION = 18
+CHUNKER_VERSION = 19
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,10 @@ def _split(text: str, max_tokens: int, overlap: int) -> list[str]:
         if count_tokens(para) <= max_tokens:
             units.append((sep, para))
             continue
-        cut = _split_code(para, word_budget) if code else _split_words(para, word_budget)
+        if code:
+            cut = _split_code(para, word_budget)
+        else:
+            cut = _split_table(para, word_budget) or _split_words(para, word_budget)
         units.extend([(sep, cut[0][1]), *cut[1:]])
     pieces, current = [], []
     for sep, unit in units:
@@ -314,6 +320,29 @@ def _split_code(block: str, max_tokens: int) -> list[tuple[str, str]]:
     return [("" if i == 0 else "\n\n", piece) for i, piece in enumerate(pieces)]
 
 
+def _split_table(block: str, max_tokens: int) -> list[tuple[str, str]] | None:
+    """Cut an over-long Markdown table between rows, each piece repeating the header and its separator row so that
+    every row still reads as "State: Not required, … · Field Definition: `f4: …`"; None when ``block`` is no table
+    with a header, or a row does not fit beside it. Cut between words, a table's piece had ended mid-cell and a
+    direct answer showed "• State: Not required," (Pydantic's migration guide).
+
+    Returns:
+        ``(separator, piece)`` as `_split_code` does."""
+    lines = block.split("\n")
+    if len(lines) < 3 or not all(line.lstrip().startswith("|") for line in lines) or not _TABLE_RULE.match(lines[1]):
+        return None
+    head = lines[:2]
+    pieces: list[list[str]] = []
+    for row in lines[2:]:
+        if count_tokens("\n".join(head + [row])) > max_tokens:
+            return None
+        if pieces and count_tokens("\n".join(pieces[-1] + [row])) <= max_tokens:
+            pieces[-1].append(row)
+        else:
+            pieces.append(head + [row])
+    return [("" if i == 0 else "\n\n", "\n".join(piece)) for i, piece in enumerate(pieces)]
+
+
 def _language_fence(opened: str) -> str:
     """An opening fence line with its language only, without attributes (``{test="skip"}``)."""
     fence = FENCE.match(opened)
@@ -358,7 +387,10 @@ def _tail(text: str, n_tokens: int) -> str:
     """The last ``n_tokens`` tokens of ``text`` or fewer, from the start of a word (the overlap carried into
     the next piece, after its "…" marker)."""
     spans = [m.span() for m in _TOKEN.finditer(text)]
-    if FENCE.match(text.rsplit("\n", 1)[-1]):  # after a code block the marker alone: its last lines read as prose
+    last = text.rsplit("\n", 1)[-1]
+    # after a code block or a table the marker alone: a code block's last lines read as prose, a table's last rows
+    # without their header as a paragraph of pipes (each piece of a table repeats its header, `_split_table`)
+    if FENCE.match(last) or last.lstrip().startswith("|"):
         return CONTINUED
     if len(spans) <= n_tokens:
         return text
