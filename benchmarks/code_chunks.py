@@ -43,7 +43,8 @@ def main() -> None:
     report = {"pages": len(pages)}
     for name, cfg in (("default", ChunkingConfig()), ("50-10", ChunkingConfig(max_tokens=50, overlap_tokens=10, min_tokens=5))):
         chunks = [c for doc in pages for c in chunk_document(doc.title, doc.body, cfg)]
-        report[name] = {"chunks": len(chunks), "ending_inside_code": sum(open_fence(c.text) is not None for c in chunks),
+        report[name] = {"chunks": len(chunks),
+                        "ending_inside_code": sum(open_fence(c.text) is not None for c in chunks),
                         "over_budget": sum(count_tokens(c.text) > cfg.max_tokens for c in chunks),
                         "pages_ending_inside_code": sum(open_fence(doc.body) is not None for doc in pages)}
     emit(report, args.out)

@@ -7,8 +7,8 @@ For KorQuAD 1.0 dev (converted at run time by its own ``to_beir.py`` into a temp
 full test split is scored with bm25s (lucene, k1 1.2, b 0.75, as in the datasets' READMEs) under three
 tokenizers: `knowledge.tokenize.tokenize` (morphemes + bigrams), the same without the bigrams, and documents with
 every bigram and questions by `topic_tokens` (bigrams only inside content words, interrogatives left out: what
-coverage counts, tried for BM25 too). The queries are also scored as two halves (even and odd positions in the qrels file): a variant
-chosen on one half should also win on the other, or the choice is fitted to the test set.
+coverage counts, tried for BM25 too). The queries are also scored as two halves (even and odd positions in the
+qrels file): a variant chosen on one half should also win on the other, or the choice is fitted to the test set.
 """
 
 from __future__ import annotations

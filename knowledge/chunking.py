@@ -329,7 +329,8 @@ def _split_table(block: str, max_tokens: int) -> list[tuple[str, str]] | None:
     Returns:
         ``(separator, piece)`` as `_split_code` does."""
     lines = block.split("\n")
-    if len(lines) < 3 or not all(line.lstrip().startswith("|") for line in lines) or not _TABLE_RULE.match(lines[1]):
+    is_table = all(line.lstrip().startswith("|") for line in lines) and len(lines) >= 3
+    if not is_table or not _TABLE_RULE.match(lines[1]):
         return None
     head = lines[:2]
     pieces: list[list[str]] = []

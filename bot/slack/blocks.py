@@ -68,7 +68,8 @@ def to_mrkdwn(markdown: str) -> str:
     shown raw), ``\-``-style escapes their character. Code, fenced or inline, is only escaped: a quoted
     ``GenericModel[int](a=1)`` lost its brackets as if it were a link. Nothing in the input can produce a
     mention or a special command."""
-    return "".join(escape(_bare_fence(part)) if code else _prose_mrkdwn(part) for code, part in _code_and_prose(markdown))
+    return "".join(escape(_bare_fence(part)) if code else _prose_mrkdwn(part)
+                   for code, part in _code_and_prose(markdown))
 
 
 def _bare_fence(code: str) -> str:

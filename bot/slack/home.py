@@ -33,6 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import escape, slack_link, slack_reference, truncate
 from config import ChannelConfig, Settings, expert_target
+from jobs.owners import owner_of, source_owners
 from knowledge.messages import DEFAULT_LANGUAGE, message, normalise_language
 
 log = structlog.get_logger(__name__)
@@ -131,8 +132,8 @@ async def publish_home(client: AsyncWebClient, user: str, *, kb, store, settings
     if language is None:
         language = await loop.run_in_executor(executor, user_language, store, user)
     documents = await loop.run_in_executor(executor, _documents, kb)
-    defaults = _source_owners(settings)
-    owners = {_owner(doc, defaults) for doc in documents.values()} - {""}
+    defaults = source_owners(settings)
+    owners = {owner_of(doc, defaults) for doc in documents.values()} - {""}
     group_ids = {g for g in owners | set(settings.slack.admins) if g.startswith("S")}
     ids = {user} | await member_groups(client, user, group_ids, members=groups)
     facts = await loop.run_in_executor(executor, functools.partial(
@@ -194,8 +195,8 @@ def gather(kb, store, settings: Settings, documents: dict[str, dict], ids: set[s
         facts.size = (len(index.documents), len(index.chunks), index.name)
     except Exception as exc:  # an App Home must open even before the first ingest
         facts.not_ready = str(exc)
-    defaults = _source_owners(settings)
-    pages = {doc_id for doc_id, doc in documents.items() if _owner(doc, defaults) in ids}
+    defaults = source_owners(settings)
+    pages = {doc_id for doc_id, doc in documents.items() if owner_of(doc, defaults) in ids}
     facts.owner = bool(pages)
     if facts.owner:
         try:
@@ -374,18 +375,6 @@ def _experts(experts: str | bool, language: str) -> str:
 def _page(title: str, url: str) -> str:
     label = escape(title)
     return slack_link(url, label) or label
-
-
-def _owner(doc: dict, defaults: dict[str, str]) -> str:
-    from jobs.owners import owner_of
-
-    return owner_of(doc, defaults)
-
-
-def _source_owners(settings: Settings) -> dict[str, str]:
-    from jobs.owners import source_owners
-
-    return source_owners(settings)
 
 
 def _section(mrkdwn: str) -> dict:

@@ -538,7 +538,8 @@ def test_a_direct_answer_never_opens_indented_under_an_item_it_does_not_show(tmp
 def test_a_list_of_steps_joining_the_answer_does_not_push_out_the_best_unit(tmp_path, sample_settings, embedder):
     """A PSLF question names the form's section 3: the FEIN item answers it, and the how-to's steps, brought in by
     a weaker unit, had left it out of the direct answer (issue 22, hb-022)."""
-    kb = synced_kb(tmp_path, {"benefits.md": HANDBOOK / "getting-started" / "classes" / "benefits.md"}, sample_settings, embedder)
+    page = HANDBOOK / "getting-started" / "classes" / "benefits.md"
+    kb = synced_kb(tmp_path, {"benefits.md": page}, sample_settings, embedder)
 
     answer = kb.ask("filling out my PSLF form, what's GSA's employer ID number (FEIN) for section 3?")
 
